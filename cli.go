@@ -1,0 +1,203 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/scrim-dev/scrim/assets"
+	"github.com/scrim-dev/scrim/policy"
+	"github.com/scrim-dev/scrim/session"
+)
+
+// Exit codes of the CLI contract.
+const (
+	exitOK      = 0
+	exitError   = 1
+	exitUsage   = 2
+	exitRefused = 3
+)
+
+// exitErr carries an exit code with the one-line message.
+type exitErr struct {
+	code int
+	err  error
+}
+
+func (e *exitErr) Error() string { return e.err.Error() }
+func (e *exitErr) Unwrap() error { return e.err }
+
+func usageError(format string, a ...any) error {
+	return &exitErr{exitUsage, fmt.Errorf(format, a...)}
+}
+
+func refusedError(format string, a ...any) error {
+	return &exitErr{exitRefused, fmt.Errorf(format, a...)}
+}
+
+// app is the state shared by all commands: global flags, streams, and the
+// policy and store, opened on first use and closed when the command ends.
+type app struct {
+	storeDir, policyFile, providersFile string
+
+	stdin          io.Reader
+	stdout, stderr io.Writer
+
+	pol   *policy.Policy
+	store *session.Store
+}
+
+// commands is filled by the cmd_*.go files' init functions.
+var commands []func(*app) *cobra.Command
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr}
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(stderr, "scrim: internal error: %v (please report this)\n", r)
+			code = exitError
+		}
+		if a.store != nil {
+			if err := a.store.Close(); err != nil && code == exitOK {
+				fmt.Fprintf(stderr, "scrim: close session store: %v\n", err)
+				code = exitError
+			}
+		}
+	}()
+	root := a.rootCommand()
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.Execute()
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "scrim: %s\n", oneLine(err.Error()))
+	var ee *exitErr
+	switch {
+	case errors.As(err, &ee):
+		return ee.code
+	case isUsage(err):
+		return exitUsage
+	}
+	return exitError
+}
+
+// isUsage recognises cobra's own argument and flag errors.
+func isUsage(err error) bool {
+	s := err.Error()
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "flag needs an argument", "invalid argument", "accepts ", "requires at least", "requires at most", "required flag", "bad flag syntax"} {
+		if strings.Contains(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	s = strings.ReplaceAll(s, "\r", " ")
+	return strings.ReplaceAll(s, "\n", " ")
+}
+
+func (a *app) rootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "scrim",
+		Short:         "Inspect AI coding-agent sessions and see exactly what each model would be sent",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Args:          cobra.NoArgs,
+	}
+	root.PersistentFlags().StringVar(&a.storeDir, "store", "", "session store folder (default $SCRIM_STORE, else the user data folder)")
+	root.PersistentFlags().StringVar(&a.policyFile, "policy", "", "policy file (default $SCRIM_POLICY, else <config>/scrim/policy.toml, else built-in)")
+	root.PersistentFlags().StringVar(&a.providersFile, "providers", "", "providers file (default <config>/scrim/providers.toml)")
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageError("%v (see: %s --help)", err, c.CommandPath())
+	})
+	for _, mk := range commands {
+		root.AddCommand(mk(a))
+	}
+	return root
+}
+
+// Policy loads the policy on first use.
+func (a *app) Policy() (*policy.Policy, error) {
+	if a.pol == nil {
+		p, err := policy.Resolve(a.policyFile, assets.DefaultPolicy)
+		if err != nil {
+			return nil, err
+		}
+		a.pol = p
+	}
+	return a.pol, nil
+}
+
+// StoreDir is --store, else $SCRIM_STORE, else <user data dir>/scrim/store.
+func (a *app) StoreDir() (string, error) {
+	if a.storeDir != "" {
+		return a.storeDir, nil
+	}
+	if d := os.Getenv("SCRIM_STORE"); d != "" {
+		return d, nil
+	}
+	d, err := userDataDir()
+	if err != nil {
+		return "", fmt.Errorf("cannot find a folder for the session store (%v); pass --store DIR", err)
+	}
+	return filepath.Join(d, "scrim", "store"), nil
+}
+
+// Store opens the session store on first use; run closes it.
+func (a *app) Store() (*session.Store, error) {
+	if a.store == nil {
+		dir, err := a.StoreDir()
+		if err != nil {
+			return nil, err
+		}
+		s, err := session.Open(dir)
+		if err != nil {
+			return nil, err
+		}
+		a.store = s
+	}
+	return a.store, nil
+}
+
+func userDataDir() (string, error) {
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" && runtime.GOOS != "darwin" && runtime.GOOS != "windows" {
+		return d, nil
+	}
+	switch runtime.GOOS {
+	case "windows":
+		if d := os.Getenv("LocalAppData"); d != "" {
+			return d, nil
+		}
+		return os.UserConfigDir()
+	case "darwin":
+		return os.UserConfigDir() // ~/Library/Application Support
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(home, ".local", "share"), nil
+}
+
+// formatFlag adds --format text|json to cmd.
+func formatFlag(cmd *cobra.Command, f *string) {
+	cmd.Flags().StringVar(f, "format", "text", "output format: text or json")
+}
+
+func checkFormat(f string) error {
+	if f != "text" && f != "json" {
+		return usageError("--format must be text or json, not %q", f)
+	}
+	return nil
+}

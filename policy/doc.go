@@ -1,0 +1,8 @@
+// Package policy owns trust tiers: which model maps to which tier, which paths
+// a tier may read, and the one path canonicalisation that every other package
+// uses. It answers "may this model read this path, and why?" and fails closed:
+// a path that cannot be decided is denied, an unknown model gets the default
+// tier, and a policy file with any error does not load at all.
+//
+// It imports nothing of scrim's own packages.
+package policy

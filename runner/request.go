@@ -1,0 +1,139 @@
+package runner
+
+import (
+	"errors"
+	"strings"
+
+	"charm.land/fantasy"
+
+	"github.com/scrim-dev/scrim/policy"
+	"github.com/scrim-dev/scrim/redact"
+	"github.com/scrim-dev/scrim/session"
+)
+
+// DefaultSystem is the system prompt scrim sends ahead of the history.
+const DefaultSystem = "You are a coding agent working through scrim. Some file content in this conversation may be replaced by placeholders of the form [Content from PATH filtered — trust tier \"LABEL\" does not have read access]: your trust tier may not read those files; do not try to guess their content."
+
+// Request is exactly what is sent to a provider for one step.
+type Request struct {
+	SessionID string
+	Model     string // provider/model
+	Tier      *policy.Tier
+	System    string
+	// History is the redacted history (events dropped) the prompt is built
+	// from, one entry per stored non-event message, in order.
+	History []session.Message
+	Prompt  fantasy.Prompt
+	Report  redact.Report
+}
+
+// Build turns stored messages into the request for model. It is the only way
+// a request is made: Send, `scrim redact` and the TUI's "sent" pane all use it.
+// It does no I/O.
+func Build(msgs []session.Message, sessionID, model string, p *policy.Policy) Request {
+	hist, rep := redact.History(msgs, model, p)
+	tier, _ := p.TierFor(model)
+	return Request{
+		SessionID: sessionID,
+		Model:     model,
+		Tier:      tier,
+		System:    DefaultSystem,
+		History:   hist,
+		Prompt:    toPrompt(DefaultSystem, hist),
+		Report:    rep,
+	}
+}
+
+// toPrompt maps history to provider messages. Tool calls and results are
+// paired by ID: a result without its call becomes user text, a call without
+// a result gets one saying so, because providers reject unpaired ones.
+func toPrompt(system string, hist []session.Message) fantasy.Prompt {
+	prompt := make(fantasy.Prompt, 0, len(hist)+1)
+	prompt = append(prompt, fantasy.Message{Role: fantasy.MessageRoleSystem, Content: []fantasy.MessagePart{fantasy.TextPart{Text: system}}})
+	calls := map[string]bool{}   // call ID → seen in an assistant message
+	results := map[string]bool{} // call ID → has a result
+	for i := range hist {
+		if hist[i].Role == session.RoleTool && hist[i].ToolCallID != "" {
+			results[hist[i].ToolCallID] = true
+		}
+	}
+	var pending []string // calls of the last assistant message still without a result
+	flush := func() {
+		for _, id := range pending {
+			if !results[id] {
+				prompt = append(prompt, fantasy.Message{Role: fantasy.MessageRoleTool, Content: []fantasy.MessagePart{
+					fantasy.ToolResultPart{ToolCallID: id, Output: fantasy.ToolResultOutputContentError{Error: errors.New("no result was recorded for this tool call")}},
+				}})
+			}
+		}
+		pending = pending[:0]
+	}
+	for i := range hist {
+		m := &hist[i]
+		switch m.Role {
+		case session.RoleSystem:
+			flush()
+			prompt = append(prompt, fantasy.Message{Role: fantasy.MessageRoleSystem, Content: textParts(m)})
+		case session.RoleUser:
+			flush()
+			prompt = append(prompt, fantasy.Message{Role: fantasy.MessageRoleUser, Content: textParts(m)})
+		case session.RoleAssistant:
+			flush()
+			var parts []fantasy.MessagePart
+			for _, pt := range m.Parts {
+				switch pt.Kind {
+				case session.PartToolCall:
+					input := string(pt.Input)
+					if input == "" {
+						input = "{}"
+					}
+					parts = append(parts, fantasy.ToolCallPart{ToolCallID: pt.CallID, ToolName: pt.Name, Input: input})
+					calls[pt.CallID] = true
+					pending = append(pending, pt.CallID)
+				default:
+					if pt.Text != "" {
+						parts = append(parts, fantasy.TextPart{Text: pt.Text})
+					}
+				}
+			}
+			if len(parts) > 0 {
+				prompt = append(prompt, fantasy.Message{Role: fantasy.MessageRoleAssistant, Content: parts})
+			}
+		case session.RoleTool:
+			text := joinText(m)
+			if m.ToolCallID == "" || !calls[m.ToolCallID] {
+				prompt = append(prompt, fantasy.Message{Role: fantasy.MessageRoleUser, Content: []fantasy.MessagePart{
+					fantasy.TextPart{Text: "[result of tool " + m.Tool + "]\n" + text},
+				}})
+				continue
+			}
+			var out fantasy.ToolResultOutputContent = fantasy.ToolResultOutputContentText{Text: text}
+			if m.IsError {
+				out = fantasy.ToolResultOutputContentError{Error: errors.New(text)}
+			}
+			prompt = append(prompt, fantasy.Message{Role: fantasy.MessageRoleTool, Content: []fantasy.MessagePart{
+				fantasy.ToolResultPart{ToolCallID: m.ToolCallID, Output: out},
+			}})
+		}
+	}
+	flush()
+	return prompt
+}
+
+func textParts(m *session.Message) []fantasy.MessagePart {
+	return []fantasy.MessagePart{fantasy.TextPart{Text: joinText(m)}}
+}
+
+func joinText(m *session.Message) string {
+	var b strings.Builder
+	for i, pt := range m.Parts {
+		if pt.Kind == session.PartToolCall {
+			continue
+		}
+		if i > 0 && b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(pt.Text)
+	}
+	return b.String()
+}

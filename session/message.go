@@ -1,0 +1,168 @@
+package session
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+)
+
+// Role is who a message is from.
+type Role string
+
+const (
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	RoleTool      Role = "tool"
+	RoleSystem    Role = "system"
+	// RoleEvent marks things that happened (a model switch, an import note).
+	// Events are shown to the user and never sent to a provider.
+	RoleEvent Role = "event"
+)
+
+// PartKind is what a part holds.
+type PartKind string
+
+const (
+	PartText       PartKind = "text"
+	PartToolCall   PartKind = "tool_call"
+	PartToolResult PartKind = "tool_result"
+)
+
+// Message is one entry of a session.
+type Message struct {
+	ID         string    `json:"id"`
+	SessionID  string    `json:"sessionId"`
+	Seq        uint64    `json:"seq"` // 1-based order within the session, assigned by the store
+	Role       Role      `json:"role"`
+	Model      string    `json:"model,omitempty"`      // produced it (assistant) or was active (tool results)
+	Tool       string    `json:"tool,omitempty"`       // tool results: read, grep, glob, bash, webfetch
+	ToolCallID string    `json:"toolCallId,omitempty"` // tool results: the call they answer
+	IsError    bool      `json:"isError,omitempty"`
+	Parts      []Part    `json:"parts"`
+	Meta       Meta      `json:"meta"`
+	CreatedAt  time.Time `json:"createdAt"`
+}
+
+// Part is a piece of a message's content.
+type Part struct {
+	Kind PartKind `json:"kind"`
+	Text string   `json:"text,omitempty"`
+	// SourcePath is the canonical absolute path this text was read from; ""
+	// means the text is not file content (or its source is not known per part).
+	SourcePath string `json:"sourcePath,omitempty"`
+	// Tool calls: the call's ID, the tool's name and its JSON input. Never
+	// redacted: they are the model's own words, not file content.
+	// Redacted marks a placeholder produced by package redact; it is never
+	// stored. Renderers use it, not the text, to show placeholders, so file
+	// content cannot pass itself off as one.
+	Redacted bool            `json:"redacted,omitempty"`
+	CallID   string          `json:"callId,omitempty"`
+	Name     string          `json:"name,omitempty"`
+	Input    json.RawMessage `json:"input,omitempty"`
+}
+
+// Meta is message metadata.
+type Meta struct {
+	// SourcePaths is the ordered, de-duplicated set of canonical files the
+	// content came from. nil means "source unknown" (never redacted) and is
+	// omitted from JSON.
+	SourcePaths []string `json:"sourcePaths,omitempty"`
+	// Note is a free-form remark (e.g. an unpaired tool call on import).
+	Note string `json:"note,omitempty"`
+}
+
+// Attributed reports whether any part carries its own SourcePath. A message
+// with SourcePaths but no attributed parts is attributed as a whole.
+func (m *Message) Attributed() bool {
+	for i := range m.Parts {
+		if m.Parts[i].SourcePath != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// SyncSourcePaths sets Meta.SourcePaths from the parts' SourcePaths: the
+// ordered, de-duplicated set, or nil when no part is attributed. A message
+// attributed as a whole (no part has a SourcePath) keeps its SourcePaths.
+func (m *Message) SyncSourcePaths() {
+	if !m.Attributed() {
+		return
+	}
+	m.Meta.SourcePaths = partPaths(m.Parts)
+}
+
+func partPaths(parts []Part) []string {
+	var out []string
+	seen := map[string]struct{}{}
+	for _, p := range parts {
+		if p.SourcePath == "" {
+			continue
+		}
+		if _, ok := seen[p.SourcePath]; ok {
+			continue
+		}
+		seen[p.SourcePath] = struct{}{}
+		out = append(out, p.SourcePath)
+	}
+	return out
+}
+
+// Validate checks the invariants the store relies on.
+func (m *Message) Validate() error {
+	switch m.Role {
+	case RoleUser, RoleAssistant, RoleTool, RoleSystem, RoleEvent:
+	default:
+		return fmt.Errorf("message role %q is not one of user, assistant, tool, system, event", m.Role)
+	}
+	if m.Meta.SourcePaths != nil && len(m.Meta.SourcePaths) == 0 {
+		return errors.New("sourcePaths is present but empty; use nil for unknown source")
+	}
+	seen := map[string]struct{}{}
+	for _, p := range m.Meta.SourcePaths {
+		if !filepath.IsAbs(p) || filepath.Clean(p) != p {
+			return fmt.Errorf("sourcePath %q is not an absolute, clean path", p)
+		}
+		if _, dup := seen[p]; dup {
+			return fmt.Errorf("sourcePath %q is listed twice", p)
+		}
+		seen[p] = struct{}{}
+	}
+	if m.Attributed() {
+		want := partPaths(m.Parts)
+		if !equalStrings(want, m.Meta.SourcePaths) {
+			return fmt.Errorf("sourcePaths %q do not match the parts' source paths %q", m.Meta.SourcePaths, want)
+		}
+	}
+	return nil
+}
+
+func equalStrings(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Text joins the text of all parts; handy for display and tests.
+func (m *Message) Text() string {
+	n := 0
+	for _, p := range m.Parts {
+		n += len(p.Text) + 1
+	}
+	b := make([]byte, 0, n)
+	for i, p := range m.Parts {
+		if i > 0 {
+			b = append(b, '\n')
+		}
+		b = append(b, p.Text...)
+	}
+	return string(b)
+}

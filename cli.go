@@ -56,6 +56,9 @@ type app struct {
 // commands is filled by the cmd_*.go files' init functions.
 var commands []func(*app) *cobra.Command
 
+// rootRun is what plain `scrim` does (the TUI, set by cmd_tui.go); until set, help.
+var rootRun func(a *app, cmd *cobra.Command) error
+
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	a := &app{stdin: stdin, stdout: stdout, stderr: stderr}
 	defer func() {
@@ -114,6 +117,12 @@ func (a *app) rootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if rootRun == nil {
+				return cmd.Help()
+			}
+			return rootRun(a, cmd)
+		},
 	}
 	root.PersistentFlags().StringVar(&a.storeDir, "store", "", "session store folder (default $SCRIM_STORE, else the user data folder)")
 	root.PersistentFlags().StringVar(&a.policyFile, "policy", "", "policy file (default $SCRIM_POLICY, else <config>/scrim/policy.toml, else built-in)")

@@ -452,6 +452,20 @@ func (s *Store) Messages(id string) ([]Message, []DecodeError, error) {
 // Range loads messages with from <= Seq <= to (clamped to the session).
 func (s *Store) Range(id string, from, to uint64) ([]Message, []DecodeError, error) {
 	var out []Message
+	bad, err := s.Scan(id, from, to, func(m *Message) error {
+		if out == nil {
+			out = make([]Message, 0, 64)
+		}
+		out = append(out, *m)
+		return nil
+	})
+	return out, bad, err
+}
+
+// Scan streams messages with from <= Seq <= to (clamped to the session) to fn
+// without holding them all; fn must not keep m. Records that cannot be decoded
+// are skipped and returned. An error from fn stops the scan and is returned.
+func (s *Store) Scan(id string, from, to uint64, fn func(m *Message) error) ([]DecodeError, error) {
 	var bad []DecodeError
 	err := s.db.View(func(txn *badger.Txn) error {
 		h, err := getHeader(txn, id)
@@ -467,7 +481,6 @@ func (s *Store) Range(id string, from, to uint64) ([]Message, []DecodeError, err
 		if from > to {
 			return nil
 		}
-		out = make([]Message, 0, to-from+1)
 		opts := badger.DefaultIteratorOptions
 		opts.Prefix = msgPrefix(id)
 		opts.PrefetchSize = 256
@@ -481,14 +494,15 @@ func (s *Store) Range(id string, from, to uint64) ([]Message, []DecodeError, err
 			}
 			seq := binary.BigEndian.Uint64(item.Key()[len(opts.Prefix):])
 			var m Message
-			err := item.Value(func(v []byte) error { return json.Unmarshal(v, &m) })
-			if err != nil {
+			if err := item.Value(func(v []byte) error { return json.Unmarshal(v, &m) }); err != nil {
 				bad = append(bad, DecodeError{SessionID: id, Seq: seq, Err: err})
 				continue
 			}
-			out = append(out, m)
+			if err := fn(&m); err != nil {
+				return err
+			}
 		}
 		return nil
 	})
-	return out, bad, err
+	return bad, err
 }

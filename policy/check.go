@@ -41,26 +41,38 @@ func (c *checker) keysByLine(tbl map[string]any, path ...string) []string {
 	return keys
 }
 
-// unknownKeys reports keys of tbl (at path) that are not in known.
-func (c *checker) unknownKeys(tbl map[string]any, where string, known []string, path ...string) {
+// unknownKeys reports keys of tbl (at path) that are not in known. It returns
+// the known keys that a typo seems to mean, so that "dney" is not also
+// reported as a missing deny.
+func (c *checker) unknownKeys(tbl map[string]any, where string, known []string, path ...string) (meant map[string]bool) {
+	meant = map[string]bool{}
 	for _, k := range c.keysByLine(tbl, path...) {
-		if !contains(known, k) {
-			c.add(c.loc.line(append(path, k)...), "unknown key %q %s%s (expected %s)", k, where, suggest(k, known), strings.Join(known, ", "))
+		if contains(known, k) {
+			continue
 		}
+		hint := suggest(k, known)
+		if hint != "" {
+			meant[closest(k, known)] = true
+		}
+		c.add(c.loc.line(append(path, k)...), "unknown key %q %s%s (expected %s)", k, where, hint, strings.Join(known, ", "))
 	}
+	return meant
 }
 
 func (c *checker) policy(doc map[string]any) *Policy {
 	p := &Policy{File: c.file, Tiers: map[string]*Tier{}}
-	c.unknownKeys(doc, "at the top level", []string{"default_tier", "tiers", "models"})
-	c.tiers(p, doc["tiers"])
+	meant := c.unknownKeys(doc, "at the top level", []string{"default_tier", "tiers", "models"})
+	c.tiers(p, doc["tiers"], meant["tiers"])
 	c.models(p, doc["models"])
-	c.defaultTier(p, doc)
+	c.defaultTier(p, doc, meant["default_tier"])
 	return p
 }
 
-func (c *checker) tiers(p *Policy, v any) {
+func (c *checker) tiers(p *Policy, v any, misspelt bool) {
 	if v == nil {
+		if misspelt {
+			return
+		}
 		c.add(1, "no tiers defined; add at least one [tiers.NAME] table with a label and read patterns")
 		return
 	}
@@ -86,13 +98,19 @@ func (c *checker) tier(name string, v any) *Tier {
 	if msg := textProblem(name); msg != "" {
 		c.add(line, "tier name %q %s", name, msg)
 	}
+	if defs := c.loc.tierDefs[name]; len(defs) > 1 {
+		// The decoder merges a tier split between dotted keys and a
+		// [tiers.NAME] header; TOML forbids it and it is surely a mistake.
+		c.add(defs[1], "duplicate tier %q (first defined on line %d); merge the two or rename one", name, defs[0])
+	}
 	tbl, ok := v.(map[string]any)
 	if !ok {
 		c.add(line, "tier %q must be a table with label, read and deny: write [tiers.%s]", name, toml.Key{name})
 		return t
 	}
-	c.unknownKeys(tbl, fmt.Sprintf("in tier %q", name), []string{"label", "read", "deny"}, "tiers", name)
+	meant := c.unknownKeys(tbl, fmt.Sprintf("in tier %q", name), []string{"label", "read", "deny"}, "tiers", name)
 	switch label, ok := tbl["label"].(string); {
+	case tbl["label"] == nil && meant["label"]:
 	case tbl["label"] == nil:
 		c.add(line, "tier %q has no label; add label = \"...\" (placeholders name the tier by it)", name)
 	case !ok:
@@ -179,9 +197,10 @@ func (c *checker) models(p *Policy, v any) {
 	}
 	for i, r := range list {
 		at := func(key ...string) int { return c.loc.line(append([]string{"models", elem(i)}, key...)...) }
-		c.unknownKeys(r, fmt.Sprintf("in model rule %d", i+1), []string{"match", "tier"}, "models", elem(i))
+		meant := c.unknownKeys(r, fmt.Sprintf("in model rule %d", i+1), []string{"match", "tier"}, "models", elem(i))
 		match, ok := r["match"].(string)
 		switch {
+		case r["match"] == nil && meant["match"]:
 		case r["match"] == nil:
 			c.add(at(), "model rule %d has no match; add match = \"provider/**\"", i+1)
 		case !ok || match == "":
@@ -191,6 +210,8 @@ func (c *checker) models(p *Policy, v any) {
 		}
 		tier, ok := r["tier"].(string)
 		switch {
+		case r["tier"] == nil && meant["tier"]:
+			continue
 		case r["tier"] == nil:
 			c.add(at(), "model rule %d (%q) has no tier; add tier = \"NAME\"", i+1, match)
 			continue
@@ -205,9 +226,12 @@ func (c *checker) models(p *Policy, v any) {
 	}
 }
 
-func (c *checker) defaultTier(p *Policy, doc map[string]any) {
+func (c *checker) defaultTier(p *Policy, doc map[string]any, misspelt bool) {
 	v, ok := doc["default_tier"]
 	if !ok {
+		if misspelt {
+			return
+		}
 		c.add(1, "default_tier is missing; add default_tier = \"NAME\" at the top: the tier of models that no rule matches")
 		return
 	}
@@ -235,16 +259,20 @@ func contains(list []string, s string) bool {
 // suggest returns ` (did you mean "x"?)` for the closest of options within a
 // small edit distance, so that a typo like dney points at deny.
 func suggest(s string, options []string) string {
+	if best := closest(s, options); best != "" {
+		return fmt.Sprintf(" (did you mean %q?)", best)
+	}
+	return ""
+}
+
+func closest(s string, options []string) string {
 	best, bestD := "", 3
 	for _, o := range options {
 		if d := editDistance(s, o); d < bestD && d < max(len(o)/2, 1)+1 {
 			best, bestD = o, d
 		}
 	}
-	if best == "" {
-		return ""
-	}
-	return fmt.Sprintf(" (did you mean %q?)", best)
+	return best
 }
 
 // editDistance is the Damerau–Levenshtein distance (adjacent swaps count one).

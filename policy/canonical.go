@@ -25,6 +25,15 @@ func Canonical(path string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return canonicalAbs(abs)
+}
+
+// canonicalAbs resolves an absolute, uncleaned path: by the kernel when it
+// can, else by walking it.
+func canonicalAbs(abs string) (string, error) {
+	if s, ok := kernelResolve(abs); ok {
+		return s, nil
+	}
 	links := 0
 	return resolve(abs, &links)
 }

@@ -3,6 +3,7 @@ package policy
 import (
 	"errors"
 	"path/filepath"
+	"runtime"
 	"testing"
 )
 
@@ -77,5 +78,31 @@ func TestCanonical(t *testing.T) {
 		if got, err := Canonical(bad); err == nil {
 			t.Errorf("Canonical(%q) = %q, want an error", bad, got)
 		}
+	}
+}
+
+// TestKernelResolveAgreesWithTheWalk: the fast path must give exactly what
+// the component walk gives, wherever it answers at all.
+func TestKernelResolveAgreesWithTheWalk(t *testing.T) {
+	root := tempRoot(t)
+	build(t, root, "a/b/file", "a/link -> b", "a/up -> ../a/b/../b", "a/tox -> ../deep/x/y", "deep/x/y/",
+		"a/abs -> "+filepath.Join(root, "a/b"), "a/dangling -> nowhere", "[odd] *name{x}/f", "sp ace/f")
+	answered := 0
+	for _, rel := range []string{"a/b/file", "a/link/file", "a/up/file", "a/tox/..", "a/tox/../y/./", "a/abs/../link",
+		"a/dangling", "a/b/file/x", "a/missing/../link", "[odd] *name{x}/f", "sp ace/f", ".", "a//b//"} {
+		abs := root + "/" + rel
+		links := 0
+		walk, werr := resolve(abs, &links)
+		k, ok := kernelResolve(abs)
+		if !ok {
+			continue
+		}
+		answered++
+		if werr != nil || k != walk {
+			t.Errorf("%s: kernel %q, walk %q (%v)", rel, k, walk, werr)
+		}
+	}
+	if runtime.GOOS == "linux" && answered < 9 {
+		t.Errorf("the kernel answered only %d paths; is /proc mounted?", answered)
 	}
 }

@@ -162,6 +162,7 @@ func (c *checker) patterns(tier, key string, v any) []Pattern {
 			continue
 		}
 		pat.Line = line
+		pat.reason = fmt.Sprintf("%s pattern %q matches", key, raw)
 		out = append(out, pat)
 	}
 	return out

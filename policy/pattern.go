@@ -19,20 +19,27 @@ const globMeta = `*?[]{}\`
 // are matched against: the expanded pattern and, when its literal prefix runs
 // through a symlink, the same pattern on the resolved prefix.
 type Pattern struct {
-	Raw   string
-	Line  int
-	forms []form
+	Raw    string
+	Line   int
+	forms  []form
+	reason string // built once: deciding must not allocate
 }
 
 type form struct {
 	glob   string
 	prefix string // literal, glob-free prefix; a path that lacks it cannot match
 	suffix string // literal tail after the last glob character; same use
+	needle string // literal text every match contains ("**/secrets/**" → "secrets")
+}
+
+// newForm fills in the fast-reject fields of a glob.
+func newForm(glob, prefix string) form {
+	return form{glob: glob, prefix: prefix, suffix: literalSuffix(glob), needle: needle(glob)}
 }
 
 func (p Pattern) match(path string) bool {
 	for _, f := range p.forms {
-		if !strings.HasPrefix(path, f.prefix) || !strings.HasSuffix(path, f.suffix) {
+		if !strings.HasPrefix(path, f.prefix) || !strings.HasSuffix(path, f.suffix) || !strings.Contains(path, f.needle) {
 			continue
 		}
 		if ok, _ := doublestar.Match(f.glob, path); ok {
@@ -76,7 +83,7 @@ func compilePattern(raw, baseDir string) (Pattern, error) {
 		if !doublestar.ValidatePattern(s) {
 			return Pattern{}, errInvalidGlob
 		}
-		return Pattern{Raw: raw, forms: []form{{glob: s, suffix: literalSuffix(s)}}}, nil
+		return Pattern{Raw: raw, forms: []form{newForm(s, "")}}, nil
 	case !filepath.IsAbs(s):
 		if baseDir == "" {
 			return Pattern{}, errors.New("relative pattern in a policy that has no folder; start it with /, ~ or **")
@@ -92,14 +99,13 @@ func compilePattern(raw, baseDir string) (Pattern, error) {
 		return Pattern{}, errInvalidGlob
 	}
 	prefix, rest := splitLiteral(s)
-	suffix := literalSuffix(s)
-	p := Pattern{Raw: raw, forms: []form{{glob: s, prefix: prefix, suffix: suffix}}}
+	p := Pattern{Raw: raw, forms: []form{newForm(s, prefix)}}
 	if canon, err := Canonical(prefix); err == nil && canon != prefix {
 		g := escapeMeta(canon)
 		if rest != "" {
 			g = strings.TrimSuffix(g, "/") + "/" + rest
 		}
-		p.forms = append(p.forms, form{glob: g, prefix: canon, suffix: literalSuffix(g)})
+		p.forms = append(p.forms, newForm(g, canon))
 	}
 	return p, nil
 }
@@ -221,6 +227,28 @@ func literalSuffix(glob string) string {
 		return "" // fully literal: the prefix already covers it
 	}
 	return glob[i+1:]
+}
+
+// needle is the longest run of literal text in glob that every match must
+// contain, "" if there is none worth checking. Runs stop at any glob
+// character, and nothing after the first [ or { counts (classes and
+// alternatives are not parsed here). The slash next to a "**" can vanish
+// ("dir/**" matches "dir"), so runs lose their end slashes: any part of a
+// required run is still required.
+func needle(glob string) string {
+	if i := strings.IndexAny(glob, "[{"); i >= 0 {
+		glob = glob[:i]
+	}
+	best := ""
+	for _, run := range strings.FieldsFunc(glob, func(r rune) bool { return r == '*' || r == '?' || r == '\\' }) {
+		if run = strings.Trim(run, "/"); len(run) > len(best) {
+			best = run
+		}
+	}
+	if len(best) < 2 {
+		return ""
+	}
+	return best
 }
 
 func escapeMeta(s string) string {

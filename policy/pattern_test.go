@@ -75,15 +75,37 @@ func TestLiteralSuffix(t *testing.T) {
 	}
 }
 
+func TestNeedle(t *testing.T) {
+	for glob, want := range map[string]string{
+		"**/secrets/**":  "secrets",
+		"**/.env.*":      ".env.",
+		"**/id_rsa*":     "id_rsa",
+		"**/*.pem":       ".pem",
+		"/a/dir/**":      "a/dir",
+		"/a/**/b/c":      "b/c",
+		"/x/[ab]/longer": "",
+		"/{long,alts}/x": "",
+		`/a/\*very-long`: "very-long",
+		"**/x":           "",
+		"/**":            "",
+	} {
+		if got := needle(glob); got != want {
+			t.Errorf("needle(%q) = %q, want %q", glob, got, want)
+		}
+	}
+}
+
 // TestFastRejectIsExact: the prefix and suffix checks only skip work; every
 // pattern must answer exactly as doublestar does on its own.
 func TestFastRejectIsExact(t *testing.T) {
 	root := tempRoot(t)
 	build(t, root, "real/", "link -> real")
-	patterns := []string{"**/*.pem", "**/.env", "**/.env.*", root + "/link/**", root + "/link/*/x.go", root + "/a/[ab]cde", "**/secrets/**", root + `/q/\*x`}
+	patterns := []string{"**/*.pem", "**/.env", "**/.env.*", root + "/link/**", root + "/link/*/x.go", root + "/a/[ab]cde",
+		"**/secrets/**", root + `/q/\*x`, "/a/**/secrets/**/k*y", "**/.ssh/**", "/a/{secrets,b}/**", "/a/*/.env.*"}
 	paths := []string{"/x.pem", "/a/b.pem", "/a/.pem", "/.env", "/a/.env", "/a/.env.local", "/a/.envx",
 		root + "/link", root + "/link/a/x.go", root + "/real/a/x.go", root + "/real", root + "/a/acde", root + "/a/ccde",
-		"/secrets", "/a/secrets/b", root + "/q/*x", root + "/q/ax"}
+		"/secrets", "/a/secrets/b", root + "/q/*x", root + "/q/ax", "/a/secrets/key", "/a/b/secrets/c/kxy", "/a/secrets",
+		"/.ssh", "/h/.ssh", "/h/.ssh/id", "/h/.sshx/id", "/a/b", "/a/b/.env.x", "/a/.env.x"}
 	for _, raw := range patterns {
 		pat, err := compilePattern(raw, "")
 		if err != nil {

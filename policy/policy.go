@@ -79,8 +79,7 @@ func (p *Policy) Decide(t *Tier, path string) Decision {
 		return Decision{Path: path, Reason: fmt.Sprintf("path cannot be decided: %v", err)}
 	}
 	lex := filepath.Clean(abs)
-	links := 0
-	canon, err := resolve(abs, &links)
+	canon, err := canonicalAbs(abs)
 	if err != nil {
 		return Decision{Path: lex, Reason: fmt.Sprintf("path cannot be decided: %v", err)}
 	}
@@ -101,12 +100,12 @@ func (p *Policy) Decide(t *Tier, path string) Decision {
 func (t *Tier) decide(path string) Decision {
 	for _, pat := range t.Deny {
 		if pat.match(path) {
-			return Decision{Pattern: pat.Raw, Kind: "deny", Line: pat.Line, Reason: fmt.Sprintf("deny pattern %q matches", pat.Raw)}
+			return Decision{Pattern: pat.Raw, Kind: "deny", Line: pat.Line, Reason: pat.reason}
 		}
 	}
 	for _, pat := range t.Read {
 		if pat.match(path) {
-			return Decision{Allowed: true, Pattern: pat.Raw, Kind: "read", Line: pat.Line, Reason: fmt.Sprintf("read pattern %q matches", pat.Raw)}
+			return Decision{Allowed: true, Pattern: pat.Raw, Kind: "read", Line: pat.Line, Reason: pat.reason}
 		}
 	}
 	return Decision{Reason: "no read pattern matches"}

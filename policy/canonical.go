@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // maxLinks bounds symlink resolution so that a loop is an error, not a hang.
@@ -73,7 +74,8 @@ func resolve(path string, links *int) (string, error) {
 		}
 		next := filepath.Join(cur, comp)
 		fi, err := os.Lstat(next)
-		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscallENOTDIR) {
+		// ENOTDIR: a file used as a folder; what follows cannot exist either.
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 			if !hasDotDot(rest) {
 				return filepath.Join(next, rest), nil
 			}

@@ -113,8 +113,11 @@ func (r *run) reserve(msgs []session.Message) {
 			r.dec.note(p)
 		}
 		for j := range m.Parts {
-			input += len(m.Parts[j].Input)
-			r.dec.note(m.Parts[j].SourcePath)
+			pt := &m.Parts[j]
+			input += len(pt.Input)
+			if pt.SourcePath != "" {
+				r.dec.note(pt.SourcePath)
+			}
 		}
 	}
 	r.parts = make([]session.Part, parts)

@@ -3,6 +3,7 @@ package redact
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -291,29 +292,50 @@ func TestDefaultTierAndUndecidablePathsFailClosed(t *testing.T) {
 	}
 }
 
+// TestDecisionsAreMemoised counts policy decisions: one per distinct path,
+// whether decided on one core (50 paths) or several (5,000).
 func TestDecisionsAreMemoised(t *testing.T) {
 	pol := loadPolicy(t, testPolicy)
-	msgs := make([]session.Message, 10000)
-	for i := range msgs {
-		path := "/work/" + []string{"src", "secrets"}[i%2] + "/file" + string(rune('A'+i%50/2)) + ".txt"
-		if i%50 >= 25 {
-			path += ".bak"
-		}
-		msgs[i] = session.Message{Role: session.RoleTool, Parts: []session.Part{{Kind: session.PartText, Text: "c", SourcePath: path}}, Meta: session.Meta{SourcePaths: []string{path}}}
-	}
-	distinct := map[string]bool{}
-	for _, m := range msgs {
-		distinct[m.Meta.SourcePaths[0]] = true
-	}
-	if len(distinct) != 50 {
-		t.Fatalf("fixture has %d distinct paths, want 50", len(distinct))
-	}
-	start := pol.DecisionCount()
-	_, rep := History(msgs, "limited/x", pol)
-	if n := pol.DecisionCount() - start; n > 50 || n == 0 {
-		t.Fatalf("%d decisions for 50 distinct paths", n)
-	}
-	if len(rep.DeniedPaths) != 25 || rep.RedactedParts != 5000 {
-		t.Fatalf("denied %d paths, %d parts", len(rep.DeniedPaths), rep.RedactedParts)
+	for _, distinct := range []int{50, 5000} {
+		t.Run(fmt.Sprint(distinct, " paths"), func(t *testing.T) {
+			msgs := make([]session.Message, 10000)
+			var order []string
+			seen := map[string]bool{}
+			for i := range msgs {
+				k := (i * 7) % distinct
+				path := fmt.Sprintf("/work/%s/file%d.txt", []string{"src", "secrets"}[k%2], k)
+				if !seen[path] {
+					seen[path] = true
+					order = append(order, path)
+				}
+				msgs[i] = session.Message{Role: session.RoleTool, Parts: []session.Part{{Kind: session.PartText, Text: "c", SourcePath: path}}, Meta: session.Meta{SourcePaths: []string{path}}}
+			}
+			if len(seen) != distinct {
+				t.Fatalf("fixture has %d distinct paths, want %d", len(seen), distinct)
+			}
+			start := pol.DecisionCount()
+			out, rep := History(msgs, "limited/x", pol)
+			if n := pol.DecisionCount() - start; n != uint64(distinct) {
+				t.Fatalf("%d decisions for %d distinct paths", n, distinct)
+			}
+			var wantDenied []string
+			for _, p := range order {
+				if strings.Contains(p, "/secrets/") {
+					wantDenied = append(wantDenied, p)
+				}
+			}
+			var gotDenied []string
+			for _, d := range rep.DeniedPaths {
+				gotDenied = append(gotDenied, d.Path)
+			}
+			if !slices.Equal(gotDenied, wantDenied) {
+				t.Fatalf("denied paths not in order of first appearance")
+			}
+			for i, m := range out {
+				if m.Parts[0].Redacted != strings.Contains(msgs[i].Parts[0].SourcePath, "/secrets/") {
+					t.Fatalf("message %d decided wrongly: %+v", i, m.Parts[0])
+				}
+			}
+		})
 	}
 }

@@ -168,12 +168,14 @@ func isBinary(head []byte) bool { return bytes.IndexByte(head, 0) >= 0 }
 
 // openText opens path for reading and sniffs it. It returns the file and the
 // sniffed bytes (read them first), or an error that says in plain words why
-// the file cannot be read as text. buf, if big enough, holds the sniffed
-// bytes, so that a search over many files does not allocate for each.
-func openText(path string, buf []byte) (io.ReadCloser, *bytes.Reader, error) {
-	f, err := os.Open(path)
+// the file cannot be read as text. want, if set, is the canonical path the
+// policy allowed: the file opened must be that one (see openChecked). buf, if
+// big enough, holds the sniffed bytes, so that a search over many files does
+// not allocate for each.
+func openText(path, want string, buf []byte) (io.ReadCloser, *bytes.Reader, error) {
+	f, err := openChecked(path, want)
 	if err != nil {
-		return nil, nil, describeOpenErr(path, err)
+		return nil, nil, err
 	}
 	fi, err := f.Stat()
 	if err != nil {

@@ -171,7 +171,7 @@ func globContent(hits []globHit, notes *[]string) []session.Part {
 		if shown == "" {
 			shown = h.abs
 		}
-		text, err := readNumbered(h.abs, 1, globMaxFileLines, min(globMaxFileBytes, globMaxBytes-total))
+		text, err := readNumbered(h.abs, h.source, 1, globMaxFileLines, min(globMaxFileBytes, globMaxBytes-total))
 		if err != nil {
 			*notes = append(*notes, "[not shown: "+oneLine(err.Error())+"]")
 			continue

@@ -146,7 +146,7 @@ func (g *grepRun) file(abs, rel string) error {
 	if shown == "" {
 		shown = abs
 	}
-	f, head, err := openText(abs, g.sniff)
+	f, head, err := openText(abs, source, g.sniff)
 	if err != nil {
 		if errors.As(err, new(binaryError)) {
 			g.binary++

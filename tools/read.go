@@ -86,7 +86,7 @@ func (readTool) run(_ context.Context, env Env, input json.RawMessage, m mode) R
 	if open == "" {
 		open = abs
 	}
-	text, err := readNumbered(open, in.Offset, in.Limit, readMaxBytes)
+	text, err := readNumbered(open, canon, in.Offset, in.Limit, readMaxBytes)
 	if err != nil {
 		return errorResult(env, "read", "read failed: %v", err)
 	}
@@ -95,10 +95,11 @@ func (readTool) run(_ context.Context, env Env, input json.RawMessage, m mode) R
 	return finish(msg)
 }
 
-// readNumbered opens a text file and returns lines offset.. numbered, with a
-// note that says how to read on when it stops early.
-func readNumbered(path string, offset, limit, maxBytes int) (string, error) {
-	f, head, err := openText(path, nil)
+// readNumbered opens a text file (which must be want, if set: see openText)
+// and returns lines offset.. numbered, with a note that says how to read on
+// when it stops early.
+func readNumbered(path, want string, offset, limit, maxBytes int) (string, error) {
+	f, head, err := openText(path, want, nil)
 	if err != nil {
 		return "", err
 	}

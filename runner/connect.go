@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"strings"
 	"time"
 
 	"charm.land/fantasy"
@@ -89,36 +88,4 @@ func DefaultHTTPClient() *http.Client {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.ResponseHeaderTimeout = 3 * time.Minute
 	return &http.Client{Transport: t}
-}
-
-// wireGuard is the last stop before the network. The OpenAI SDK under fantasy
-// reads OPENAI_API_KEY, OPENAI_ORG_ID, OPENAI_CUSTOM_HEADERS and more from the
-// environment on its own; without this, a user's OpenAI key would be sent to
-// ollama, a company gateway or the demo. It makes the credentials and headers
-// exactly the ones this provider is configured with.
-type wireGuard struct {
-	client  *http.Client
-	key     string
-	headers map[string]string
-}
-
-func (g *wireGuard) Do(req *http.Request) (*http.Response, error) {
-	req.Header.Del("Authorization")
-	for name := range req.Header {
-		if strings.HasPrefix(strings.ToLower(name), "openai-") {
-			req.Header.Del(name)
-		}
-	}
-	for _, line := range strings.Split(os.Getenv("OPENAI_CUSTOM_HEADERS"), "\n") {
-		if name, _, ok := strings.Cut(line, ":"); ok {
-			req.Header.Del(strings.TrimSpace(name))
-		}
-	}
-	if g.key != "" {
-		req.Header.Set("Authorization", "Bearer "+g.key)
-	}
-	for k, v := range g.headers {
-		req.Header.Set(k, v)
-	}
-	return g.client.Do(req)
 }

@@ -221,7 +221,7 @@ func demoAnswer(req ChatRequest) (string, *demoCall) {
 	if parts == 0 {
 		b.WriteString("No part arrived as a placeholder.")
 	} else {
-		fmt.Fprintf(&b, "%d %s arrived as placeholders: ", parts, plural(parts, "part", "parts"))
+		fmt.Fprintf(&b, "%d %s: ", parts, plural(parts, "part arrived as a placeholder", "parts arrived as placeholders"))
 		b.WriteString(tierAccount(byTier))
 		b.WriteString(".")
 	}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -164,6 +165,8 @@ func readFull(f *os.File, buf []byte) (int, error) {
 
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
+var tomlTypeErr = regexp.MustCompile(`^toml: line (\d+) \(last key "([^"]*)"\): (.*)$`)
+
 func (ps *Providers) parse(data []byte, file string) error {
 	fail := func(line int, format string, a ...any) error {
 		return &ConfigError{File: file, Line: line, Msg: fmt.Sprintf(format, a...)}
@@ -175,12 +178,26 @@ func (ps *Providers) parse(data []byte, file string) error {
 		if errors.As(err, &pe) {
 			return fail(pe.Position.Line, "%s", pe.Message)
 		}
+		// Type errors come as text: "toml: line 2 (last key "k"): incompatible types: …".
+		if m := tomlTypeErr.FindStringSubmatch(err.Error()); m != nil {
+			line, _ := strconv.Atoi(m[1])
+			return fail(line, "%s: %s", m[2], m[3])
+		}
 		return fail(0, "%v", err)
 	}
 	loc := newLocator(data)
 	if und := md.Undecoded(); len(und) > 0 {
 		k := und[0]
+		if len(k) < 3 || k[0] != "providers" {
+			return fail(loc.keyLine(k), "unknown key %q (expected [providers.NAME] tables)", k.String())
+		}
 		return fail(loc.keyLine(k), "unknown key %q (a provider takes type, base_url, api_key_env, headers, models)", k.String())
+	}
+	// The decoder quietly turns a string into an empty map; say so instead.
+	for _, k := range md.Keys() {
+		if len(k) == 3 && k[0] == "providers" && k[2] == "headers" && md.Type(k...) != "Hash" {
+			return fail(loc.keyLine(k), "provider %q: headers must be a table like { \"X-Team\" = \"sec\" }, not a %s", k[1], strings.ToLower(md.Type(k...)))
+		}
 	}
 	names := make([]string, 0, len(ff.Providers))
 	for name := range ff.Providers {

@@ -119,7 +119,7 @@ func describe(p Provider, model string, err error) error {
 		se.Msg = statusLine(p, model, pe)
 	case errors.Is(err, syscall.ECONNREFUSED), errors.As(err, &dnsErr), errors.As(err, &netErr) && netErr.Op == "dial":
 		se.Msg = fmt.Sprintf("%s at %s is unreachable (%s): %s", name, p.BaseURL, reason(err), unreachableHint(p))
-	case errors.As(err, &syn), isDecodeError(err):
+	case errors.Is(err, errNotAnswer), errors.As(err, &syn), isDecodeError(err):
 		se.Msg = fmt.Sprintf("%s sent an answer scrim cannot read (%s); is %s an OpenAI-compatible endpoint?", name, clip(oneLine(err.Error()), 160), p.BaseURL)
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		se.Msg = fmt.Sprintf("%s ended its answer before finishing; nothing of it was stored, send again", name)

@@ -178,3 +178,56 @@ func TestSendOutputIsInert(t *testing.T) {
 		t.Fatalf("exit %d stdout %q stderr %q", code, stdout, stderr)
 	}
 }
+
+// Tool activity is printed in order with the answer; a denied read is a
+// result for the model, not exit 3.
+func TestSendPrintsToolActivity(t *testing.T) {
+	isolate(t)
+	dir, id := newStoreWithSession(t)
+	st, err := session.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _ := st.Get(id)
+	st.Close()
+	if err := os.WriteFile(filepath.Join(h.WorkDir, "notes.txt"), []byte("one\ntwo\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pol := filepath.Join(t.TempDir(), "policy.toml")
+	if err := os.WriteFile(pol, []byte(fmt.Sprintf(`default_tier = "none"
+[tiers.trusted]
+label = "trusted"
+read = ["%s/**"]
+[tiers.none]
+label = "none"
+read = []
+[[models]]
+match = "demo/trusted"
+tier = "trusted"
+`, h.WorkDir)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		model string
+		want  []string
+	}{
+		{"demo/trusted", []string{"Reading notes.txt.\n", "[tool read {\"path\":\"notes.txt\"}]\n", "[tool read ok:      1\tone]\n", "The tool returned 2 lines"}},
+		{"demo/limited", []string{"— model switched from demo/trusted (tier trusted) to demo/limited (tier none)\n", "[tool read denied: read denied: trust tier \"none\" does not have read access to " + filepath.Join(h.WorkDir, "notes.txt") + "]\n", "The tool returned an error: read denied"}},
+	}
+	for _, c := range cases {
+		t.Run(c.model, func(t *testing.T) {
+			stdout, stderr, code := scrim(t, "", "--store", dir, "--policy", pol, "send", id, "--model", c.model, "read notes.txt")
+			if code != exitOK {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			at := 0
+			for _, w := range c.want {
+				i := strings.Index(stdout[at:], w)
+				if i < 0 {
+					t.Fatalf("stdout lacks %q after offset %d:\n%s", w, at, stdout)
+				}
+				at += i + len(w)
+			}
+		})
+	}
+}

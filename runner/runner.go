@@ -306,7 +306,7 @@ func (t *turn) execTool(c toolCall) (res tools.Result) {
 }
 
 func errorResult(text string) session.Message {
-	return session.Message{Role: session.RoleTool, IsError: true, Parts: []session.Part{{Kind: session.PartToolResult, Text: text}}}
+	return session.Message{Role: session.RoleTool, IsError: true, Parts: []session.Part{{Kind: session.PartText, Text: text}}}
 }
 
 func toolNames() string {

@@ -241,6 +241,9 @@ func demoAnswer(req ChatRequest) (string, *demoCall) {
 		if len(path) > 1 {
 			path = strings.TrimSuffix(path, ".")
 		}
+		if path == "" {
+			break
+		}
 		if !offers(req, "read") {
 			fmt.Fprintf(&b, " I would read %s, but no read tool was offered.", path)
 			break

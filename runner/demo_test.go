@@ -243,3 +243,36 @@ func TestPlaceholders(t *testing.T) {
 		t.Fatalf("paths %q tiers %q", paths, tiers)
 	}
 }
+
+// Whatever a request holds, the demo answers with text and, at most, one read
+// call whose arguments are valid JSON naming a non-empty path.
+func FuzzDemoAnswer(f *testing.F) {
+	f.Add("user", "read /etc/hosts", "tool", redact.Placeholder("/a", "x"))
+	f.Add("user", "read \"", "assistant", "[Content from  filtered — trust tier \"\" does not have read access]")
+	f.Add("tool", "", "user", "READ\t./x.")
+	f.Fuzz(func(t *testing.T, role1, text1, role2, text2 string) {
+		req := ChatRequest{Model: "m", Messages: []ChatMessage{
+			{Role: role1, Content: mustJSON(text1)}, {Role: role2, Content: mustJSON(text2)}}}
+		req.Tools = append(req.Tools, struct {
+			Function struct {
+				Name string `json:"name"`
+			} `json:"function"`
+		}{})
+		req.Tools[0].Function.Name = "read"
+		text, call := demoAnswer(req)
+		if !strings.HasPrefix(text, "demo/m here. I received 2 messages") {
+			t.Fatalf("answer %q", text)
+		}
+		if call != nil {
+			var args map[string]string
+			if call.name != "read" || json.Unmarshal([]byte(call.args), &args) != nil || args["path"] == "" {
+				t.Fatalf("call %+v", call)
+			}
+		}
+	})
+}
+
+func mustJSON(s string) json.RawMessage {
+	b, _ := json.Marshal(s)
+	return b
+}

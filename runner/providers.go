@@ -3,6 +3,7 @@ package runner
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/BurntSushi/toml"
+	"golang.org/x/net/http/httpguts"
 )
 
 // Where a provider or model comes from.
@@ -143,24 +145,18 @@ func readLimited(path string) ([]byte, error) {
 		return nil, fmt.Errorf("cannot read providers file: %v", err)
 	}
 	defer f.Close()
-	buf := make([]byte, maxProvidersSize+1)
-	n, _ := readFull(f, buf)
-	if n > maxProvidersSize {
+	data, err := io.ReadAll(io.LimitReader(f, maxProvidersSize+1))
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, fmt.Errorf("cannot read providers file: %v", err)
+	}
+	if len(data) > maxProvidersSize {
 		return nil, fmt.Errorf("providers file is larger than %d MiB; is this the right file?", maxProvidersSize>>20)
 	}
-	return buf[:n], nil
-}
-
-func readFull(f *os.File, buf []byte) (int, error) {
-	n := 0
-	for n < len(buf) {
-		m, err := f.Read(buf[n:])
-		n += m
-		if err != nil {
-			return n, err
-		}
-	}
-	return n, nil
+	return data, nil
 }
 
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
@@ -188,8 +184,11 @@ func (ps *Providers) parse(data []byte, file string) error {
 	loc := newLocator(data)
 	if und := md.Undecoded(); len(und) > 0 {
 		k := und[0]
-		if len(k) < 3 || k[0] != "providers" {
+		switch {
+		case len(k) < 3 || k[0] != "providers":
 			return fail(loc.keyLine(k), "unknown key %q (expected [providers.NAME] tables)", k.String())
+		case len(k) == 3 && (k[2] == "api_key" || k[2] == "key"):
+			return fail(loc.keyLine(k), "unknown key %q: keys never go in this file; put the key in an environment variable and name it with api_key_env", k.String())
 		}
 		return fail(loc.keyLine(k), "unknown key %q (a provider takes type, base_url, api_key_env, headers, models)", k.String())
 	}
@@ -203,71 +202,89 @@ func (ps *Providers) parse(data []byte, file string) error {
 	for name := range ff.Providers {
 		names = append(names, name)
 	}
-	sort.Strings(names)
+	// Report the first problem in file order.
+	sort.Slice(names, func(i, j int) bool {
+		return loc.keyLine(toml.Key{"providers", names[i]}) < loc.keyLine(toml.Key{"providers", names[j]})
+	})
 	for _, name := range names {
-		fp := ff.Providers[name]
-		line := loc.keyLine(toml.Key{"providers", name})
-		keyLine := func(k string) int { return loc.keyLine(toml.Key{"providers", name, k}) }
-		switch {
-		case name == DemoProvider:
-			return fail(line, "provider name %q is reserved for the built-in demo; pick another name", name)
-		case name == "" || strings.ContainsAny(name, "/ \t"):
-			return fail(line, "provider name %q may not be empty or contain '/' or spaces (model IDs are provider/model)", name)
+		p, err := configuredProvider(name, ff.Providers[name], file, loc)
+		if err != nil {
+			return err
 		}
-		if fp == nil {
-			fp = &fileProvider{}
-		}
-		p, known := catalogueProvider(name)
-		if !known {
-			p = Provider{Name: name, Type: TypeOpenAICompat}
-		}
-		p.Source, p.File, p.Line, p.Unsupported = SourceConfigured, file, line, ""
-		if fp.Type != nil && *fp.Type != TypeOpenAICompat && *fp.Type != "openai" {
-			return fail(keyLine("type"), "provider %q: type %q is not supported; use type = %q (the OpenAI chat-completions API)", name, *fp.Type, TypeOpenAICompat)
-		}
-		if fp.BaseURL != nil {
-			u, err := url.Parse(*fp.BaseURL)
-			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-				return fail(keyLine("base_url"), "provider %q: base_url %q is not an http(s) URL like \"http://127.0.0.1:11434/v1\"", name, *fp.BaseURL)
-			}
-			p.BaseURL = strings.TrimRight(*fp.BaseURL, "/")
-		}
-		if p.BaseURL == "" {
-			return fail(line, "provider %q has no base_url; add base_url = \"https://host/v1\"", name)
-		}
-		if fp.APIKeyEnv != nil {
-			v := *fp.APIKeyEnv
-			switch {
-			case strings.HasPrefix(v, "$") && envName.MatchString(v[1:]):
-				return fail(keyLine("api_key_env"), "provider %q: api_key_env is the variable's name; write %q without the $", name, v[1:])
-			case v != "" && !envName.MatchString(v):
-				return fail(keyLine("api_key_env"), "provider %q: api_key_env must name an environment variable (like MY_API_KEY), never hold the key itself", name)
-			}
-			p.APIKeyEnv = v
-		}
-		if fp.Headers != nil {
-			p.Headers = map[string]string{}
-			for k, v := range fp.Headers {
-				if k == "" || strings.ContainsAny(k, " :\r\n") {
-					return fail(keyLine("headers"), "provider %q: header name %q is not valid", name, k)
-				}
-				if strings.ContainsAny(v, "\r\n") {
-					return fail(keyLine("headers"), "provider %q: header %q has a line break in its value", name, k)
-				}
-				p.Headers[k] = v
-			}
-		}
-		for _, m := range fp.Models {
-			if strings.TrimSpace(m) == "" {
-				return fail(keyLine("models"), "provider %q: empty model name in models", name)
-			}
-		}
-		if fp.Models != nil {
-			p.Models = append([]string(nil), fp.Models...)
-		}
-		ps.configured[name] = &p
+		ps.configured[name] = p
 	}
 	return nil
+}
+
+// configuredProvider validates one [providers.NAME] table. A catalogue
+// provider of the same name supplies what the table leaves out.
+func configuredProvider(name string, fp *fileProvider, file string, loc *locator) (*Provider, error) {
+	line := loc.keyLine(toml.Key{"providers", name})
+	fail := func(key string, format string, a ...any) (*Provider, error) {
+		l := line
+		if key != "" {
+			l = loc.keyLine(toml.Key{"providers", name, key})
+		}
+		return nil, &ConfigError{File: file, Line: l, Msg: fmt.Sprintf("provider %q: ", name) + fmt.Sprintf(format, a...)}
+	}
+	switch {
+	case name == DemoProvider:
+		return fail("", "the name is reserved for the built-in demo; pick another name")
+	case name == "" || strings.ContainsAny(name, "/ \t"):
+		return fail("", "a provider name may not be empty or contain '/' or spaces (model IDs are provider/model)")
+	}
+	if fp == nil {
+		fp = &fileProvider{}
+	}
+	p, known := catalogueProvider(name)
+	if !known {
+		p = Provider{Name: name, Type: TypeOpenAICompat}
+	}
+	p.Source, p.File, p.Line, p.Unsupported = SourceConfigured, file, line, ""
+	if fp.Type != nil && *fp.Type != TypeOpenAICompat && *fp.Type != "openai" {
+		return fail("type", "type %q is not supported; use type = %q (the OpenAI chat-completions API)", *fp.Type, TypeOpenAICompat)
+	}
+	if fp.BaseURL != nil {
+		u, err := url.Parse(*fp.BaseURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fail("base_url", "base_url %q is not an http(s) URL like \"http://127.0.0.1:11434/v1\"", *fp.BaseURL)
+		}
+		p.BaseURL = strings.TrimRight(*fp.BaseURL, "/")
+	}
+	if p.BaseURL == "" {
+		return fail("", "no base_url; add base_url = \"https://host/v1\"")
+	}
+	if fp.APIKeyEnv != nil {
+		v := *fp.APIKeyEnv
+		switch {
+		case strings.HasPrefix(v, "$") && envName.MatchString(v[1:]):
+			return fail("api_key_env", "api_key_env is the variable's name; write %q without the $", v[1:])
+		case v != "" && !envName.MatchString(v):
+			return fail("api_key_env", "api_key_env must name an environment variable (like MY_API_KEY), never hold the key itself")
+		}
+		p.APIKeyEnv = v
+	}
+	if fp.Headers != nil {
+		p.Headers = map[string]string{}
+		for k, v := range fp.Headers {
+			if !httpguts.ValidHeaderFieldName(k) {
+				return fail("headers", "header name %q is not valid", k)
+			}
+			if !httpguts.ValidHeaderFieldValue(v) {
+				return fail("headers", "header %q has a control character or line break in its value", k)
+			}
+			p.Headers[k] = v
+		}
+	}
+	for _, m := range fp.Models {
+		if strings.TrimSpace(m) == "" {
+			return fail("models", "empty model name in models")
+		}
+	}
+	if fp.Models != nil {
+		p.Models = append([]string(nil), fp.Models...)
+	}
+	return &p, nil
 }
 
 // Configured returns the providers from providers.toml, sorted by name.

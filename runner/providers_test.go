@@ -60,20 +60,22 @@ func TestParseProvidersErrorsNameFileAndLine(t *testing.T) {
 	cases := []struct {
 		name, toml, want string
 	}{
-		{"unknown key", "[providers.x]\nbase_url = \"http://h/v1\"\napi_key = \"sk-123\"\n", "p.toml:3: unknown key \"providers.x.api_key\""},
+		{"unknown key", "[providers.x]\nbase_url = \"http://h/v1\"\ntimeout = 3\n", "p.toml:3: unknown key \"providers.x.timeout\" (a provider takes"},
 		{"unknown top-level", "[provider.x]\nbase_url = \"http://h/v1\"\n", "p.toml:1: unknown key \"provider.x\" (expected [providers.NAME] tables)"},
 		{"unknown in inline table", "[providers]\nx = { base_url = \"http://h/v1\", colour = \"red\" }\n", "p.toml:2: unknown key"},
 		{"bad type", "[providers.x]\ntype = \"anthropic\"\nbase_url = \"http://h/v1\"\n", "p.toml:2: provider \"x\": type \"anthropic\" is not supported"},
 		{"bad url", "[providers.x]\n\nbase_url = \"localhost:11434\"\n", "p.toml:3: provider \"x\": base_url \"localhost:11434\" is not an http(s) URL"},
-		{"no url", "[providers.x]\napi_key_env = \"K\"\n", "p.toml:1: provider \"x\" has no base_url"},
+		{"no url", "[providers.x]\napi_key_env = \"K\"\n", "p.toml:1: provider \"x\": no base_url"},
 		{"key with dollar", "[providers.x]\nbase_url = \"http://h/v1\"\napi_key_env = \"$MY_KEY\"\n", "p.toml:3: provider \"x\": api_key_env is the variable's name; write \"MY_KEY\" without the $"},
 		{"key itself", "[providers.x]\nbase_url = \"http://h/v1\"\napi_key_env = \"sk-proj-abc\"\n", "never hold the key itself"},
-		{"reserved demo", "[providers.demo]\nbase_url = \"http://h/v1\"\n", "p.toml:1: provider name \"demo\" is reserved"},
-		{"slash in name", "[providers.\"a/b\"]\nbase_url = \"http://h/v1\"\n", "p.toml:1: provider name \"a/b\" may not"},
+		{"reserved demo", "[providers.demo]\nbase_url = \"http://h/v1\"\n", "p.toml:1: provider \"demo\": the name is reserved"},
+		{"slash in name", "[providers.\"a/b\"]\nbase_url = \"http://h/v1\"\n", "p.toml:1: provider \"a/b\": a provider name may not"},
 		{"wrong value type", "[providers.x]\nbase_url = \"http://h/v1\"\nheaders = \"X: y\"\n", "p.toml:3: provider \"x\": headers must be a table"},
 		{"syntax", "[providers.x\nbase_url = 1\n", "p.toml:2: expected '.' or ']'"},
 		{"value type", "[providers.x]\nbase_url = 1\n", "p.toml:2: providers.x.base_url: incompatible types"},
 		{"bad header", "[providers.x]\nbase_url = \"http://h/v1\"\nheaders = { \"X Bad\" = \"1\" }\n", "p.toml:3: provider \"x\": header name \"X Bad\" is not valid"},
+		{"key in the file", "[providers.x]\nbase_url = \"http://h/v1\"\napi_key = \"sk-1\"\n", "p.toml:3: unknown key \"providers.x.api_key\": keys never go in this file"},
+		{"first error in file order", "[providers.zz]\nbase_url = \"ftp://a\"\n[providers.aa]\nbase_url = \"ftp://b\"\n", "p.toml:2: provider \"zz\""},
 		{"empty model", "[providers.x]\nbase_url = \"http://h/v1\"\nmodels = [\"a\", \" \"]\n", "p.toml:3: provider \"x\": empty model name"},
 	}
 	for _, c := range cases {
@@ -122,6 +124,9 @@ func TestLoadProvidersLocations(t *testing.T) {
 	mustWrite(t, other, "[providers.gw]\nbase_url = \"https://gw/v1\"\nbogus = 1\n")
 	if _, err = LoadProviders(other); err == nil || !strings.HasSuffix(strings.SplitN(err.Error(), ":", 2)[0], "other.toml") || !strings.Contains(err.Error(), ":3:") {
 		t.Fatalf("error %v", err)
+	}
+	if _, err = LoadProviders(cfg); err == nil || !strings.Contains(err.Error(), "is a directory") {
+		t.Fatalf("a folder: %v", err)
 	}
 	big := filepath.Join(cfg, "big.toml")
 	if err := os.WriteFile(big, make([]byte, maxProvidersSize+10), 0o644); err != nil {

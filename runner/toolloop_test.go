@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -207,5 +208,38 @@ func TestSymlinkedReadIsRedactedByItsRealPath(t *testing.T) {
 	}
 	if body := string(e.wire.body(2)); strings.Contains(body, "correct-horse") || !strings.Contains(e.wire.texts(t, 2), redact.Placeholder(e.secret, "limited")) {
 		t.Fatalf("symlinked content leaked or placeholder missing:\n%s", e.wire.texts(t, 2))
+	}
+}
+
+// Cancelling while a tool runs stops it and stores no result; the next send
+// pairs the unanswered call with a "no result" so the provider accepts it.
+func TestCancelDuringToolRun(t *testing.T) {
+	var step atomic.Int32
+	e := newEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if step.Add(1) == 1 {
+			sse(w, "", [2]string{"bash", `{"command":"sleep 30"}`})
+			return
+		}
+		sse(w, "fine")
+	}))
+	id := e.newSession(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	err := e.r.Send(ctx, id, "fake/trusted", "wait a bit", func(d Delta) {
+		if d.Kind == DeltaToolStart {
+			cancel()
+		}
+	})
+	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "its result was not stored") {
+		t.Fatalf("error %v", err)
+	}
+	if got := roles(e.messages(t, id)); got != "user,assistant" {
+		t.Fatalf("roles %s", got)
+	}
+	if err := e.send(t, id, "fake/trusted", "never mind"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(e.wire.texts(t, 1), "no result was recorded for this tool call") {
+		t.Fatalf("unanswered call not paired:\n%s", e.wire.texts(t, 1))
 	}
 }

@@ -182,7 +182,7 @@ func (e *env) newSession(t testing.TB) string {
 	return h.ID
 }
 
-func (e *env) messages(t *testing.T, id string) []session.Message {
+func (e *env) messages(t testing.TB, id string) []session.Message {
 	t.Helper()
 	msgs, bad, err := e.store.Messages(id)
 	if err != nil || len(bad) > 0 {

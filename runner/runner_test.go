@@ -314,3 +314,21 @@ func BenchmarkSendLoopback(b *testing.B) {
 		}
 	}
 }
+
+// Building the request for a 10,000-message session with 2,500 redacted
+// tool results: redaction plus mapping to provider messages.
+func BenchmarkBuild(b *testing.B) {
+	e := newEnv(b, nil)
+	id := e.newSession(b)
+	for range 2500 {
+		e.seedTrustedRead(b, id)
+	}
+	msgs := e.messages(b, id)
+	b.ReportAllocs()
+	for b.Loop() {
+		req := Build(msgs, id, "fake/limited", e.pol)
+		if req.Report.RedactedParts != 2500 {
+			b.Fatal(req.Report)
+		}
+	}
+}

@@ -193,6 +193,10 @@ func TestSendPrintsToolActivity(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(h.WorkDir, "notes.txt"), []byte("one\ntwo\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	canonWD, err := filepath.EvalSymlinks(h.WorkDir) // read tags content with the real path
+	if err != nil {
+		t.Fatal(err)
+	}
 	pol := filepath.Join(t.TempDir(), "policy.toml")
 	if err := os.WriteFile(pol, []byte(fmt.Sprintf(`default_tier = "none"
 [tiers.trusted]
@@ -211,7 +215,7 @@ tier = "trusted"
 		model string
 		want  []string
 	}{
-		{"demo/trusted", []string{"Reading notes.txt.\n", "[tool read {\"path\":\"notes.txt\"}]\n", "[tool read ok:      1\tone]\n", "The tool returned 2 lines"}},
+		{"demo/trusted", []string{"Reading notes.txt.\n", "[tool read {\"path\":\"notes.txt\"}]\n", "[tool read ok: 2 lines from " + filepath.Join(canonWD, "notes.txt") + "]\n", "The tool returned 2 lines"}},
 		{"demo/limited", []string{"— model switched from demo/trusted (tier trusted) to demo/limited (tier none)\n", "[tool read denied: read denied: trust tier \"none\" does not have read access to " + filepath.Join(h.WorkDir, "notes.txt") + "]\n", "The tool returned an error: read denied"}},
 	}
 	for _, c := range cases {

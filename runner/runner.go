@@ -282,9 +282,30 @@ func (t *turn) runTool(c toolCall) *session.Message {
 	if m.CreatedAt.IsZero() {
 		m.CreatedAt = t.r.now()
 	}
-	first, _, _ := strings.Cut(m.Text(), "\n")
-	t.emit(Delta{Kind: DeltaToolFinish, Tool: c.name, CallID: c.id, IsError: m.IsError, Denied: res.Denied, Text: clip(first, 200)})
+	t.emit(Delta{Kind: DeltaToolFinish, Tool: c.name, CallID: c.id, IsError: m.IsError, Denied: res.Denied, Text: outcome(&m)})
 	return &m
+}
+
+// outcome is a one-line account of a tool result for the UI: the error, or
+// how much came back and from where (not the content itself).
+func outcome(m *session.Message) string {
+	text := m.Text()
+	if m.IsError {
+		first, _, _ := strings.Cut(text, "\n")
+		return clip(first, 200)
+	}
+	n := strings.Count(text, "\n")
+	if text != "" && !strings.HasSuffix(text, "\n") {
+		n++
+	}
+	s := fmt.Sprintf("%d %s", n, plural(n, "line", "lines"))
+	if paths := m.Meta.SourcePaths; len(paths) > 0 {
+		s += " from " + strings.Join(paths[:min(len(paths), 3)], ", ")
+		if len(paths) > 3 {
+			s += fmt.Sprintf(" and %d more files", len(paths)-3)
+		}
+	}
+	return s
 }
 
 // execTool runs the tool; a panicking tool becomes an error result rather

@@ -19,6 +19,7 @@ const parallelFrom = 64
 type decisions struct {
 	p        *policy.Policy
 	tier     *policy.Tier
+	batch    *policy.Batch
 	index    map[string]int32
 	paths    []string // in order of first appearance
 	verdicts []verdict
@@ -33,7 +34,7 @@ type verdict struct {
 }
 
 func newDecisions(p *policy.Policy, t *policy.Tier) *decisions {
-	return &decisions{p: p, tier: t, index: map[string]int32{}}
+	return &decisions{p: p, tier: t, batch: p.NewBatch(t), index: map[string]int32{}}
 }
 
 // note records a path to decide.
@@ -78,7 +79,7 @@ func (d *decisions) decideAll() {
 }
 
 func (d *decisions) decide(path string) verdict {
-	dec := d.p.Decide(d.tier, path)
+	dec := d.batch.Decide(path)
 	v := verdict{allowed: dec.Allowed, decision: dec}
 	if !dec.Allowed {
 		v.placeholder = Placeholder(path, d.tier.Label)

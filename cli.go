@@ -78,19 +78,24 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	err := root.Execute()
+	cmd, err := root.ExecuteC()
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "scrim: %s\n", oneLine(err.Error()))
+	msg := oneLine(err.Error())
 	var ee *exitErr
+	code = exitError
 	switch {
 	case errors.As(err, &ee):
-		return ee.code
+		code = ee.code
 	case isUsage(err):
-		return exitUsage
+		code = exitUsage
 	}
-	return exitError
+	if code == exitUsage && !strings.Contains(msg, "(see: ") && !strings.Contains(msg, "--help") && cmd != nil {
+		msg += " (see: " + cmd.CommandPath() + " --help)"
+	}
+	fmt.Fprintf(stderr, "scrim: %s\n", msg)
+	return code
 }
 
 // isUsage recognises cobra's own argument and flag errors.
@@ -133,7 +138,39 @@ func (a *app) rootCommand() *cobra.Command {
 	for _, mk := range commands {
 		root.AddCommand(mk(a))
 	}
+	for _, c := range root.Commands() {
+		requireSubcommand(c)
+	}
 	return root
+}
+
+// requireSubcommand makes a command group (scrim tool, scrim policy) run
+// without one of its subcommands, or with an unknown one, a usage error that
+// names them, instead of help text and exit 0 that a script would take for
+// success. --help still prints the help.
+func requireSubcommand(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		requireSubcommand(sub)
+	}
+	if !c.HasSubCommands() {
+		return
+	}
+	var names []string
+	for _, sub := range c.Commands() {
+		if sub.IsAvailableCommand() {
+			names = append(names, sub.Name())
+		}
+	}
+	list := strings.Join(names, ", ")
+	c.Args = func(cmd *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			return usageError("unknown command %q for %q; it takes one of: %s", args[0], cmd.CommandPath(), list)
+		}
+		return nil
+	}
+	c.RunE = func(cmd *cobra.Command, _ []string) error {
+		return usageError("%s needs one of: %s", cmd.CommandPath(), list)
+	}
 }
 
 // Policy loads the policy on first use.

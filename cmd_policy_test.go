@@ -251,9 +251,14 @@ func TestPolicyCheckErrors(t *testing.T) {
 
 func TestPolicyCommandUsage(t *testing.T) {
 	isolate(t)
-	stdout, _, code := scrim(t, "", "policy")
-	if code != 0 || !strings.Contains(stdout, "check") || !strings.Contains(stdout, "explain") {
-		t.Fatalf("exit %d:\n%s", code, stdout)
+	// Without a subcommand: a usage error that names them (cli.go
+	// requireSubcommand), so a script cannot take help text for success.
+	_, stderr, code := scrim(t, "", "policy")
+	if code != exitUsage || !strings.Contains(stderr, "check, explain") {
+		t.Fatalf("exit %d:\n%s", code, stderr)
+	}
+	if stdout, _, code := scrim(t, "", "policy", "--help"); code != 0 || !strings.Contains(stdout, "explain") {
+		t.Fatalf("--help: exit %d:\n%s", code, stdout)
 	}
 	if _, _, code := scrim(t, "", "policy", "check", "extra"); code != exitUsage {
 		t.Fatalf("check with an argument: exit %d, want %d", code, exitUsage)

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/BurntSushi/toml"
 	"golang.org/x/net/http/httpguts"
@@ -119,6 +121,11 @@ func LoadProviders(path string) (*Providers, error) {
 	if err != nil {
 		return nil, &ConfigError{File: path, Msg: err.Error()}
 	}
+	// An empty file is a mistake (a failed write, the wrong file), not a
+	// way to say "no providers": for that, leave the file out.
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, &ConfigError{File: path, Line: 1, Msg: "providers file is empty; add a [providers.NAME] table (see README) or remove the file"}
+	}
 	if err := ps.parse(data, abs); err != nil {
 		return nil, err
 	}
@@ -159,6 +166,27 @@ func readLimited(path string) ([]byte, error) {
 	return data, nil
 }
 
+// checkProvidersText rejects what is not text before TOML sees it, so
+// that the message says what the file is and what to do, not where the parser
+// tripped ("cannot contain control characters").
+func checkProvidersText(data []byte, file string) error {
+	fail := func(line int, msg string) error { return &ConfigError{File: file, Line: line, Msg: msg} }
+	lineAt := func(i int) int { return 1 + bytes.Count(data[:i], []byte("\n")) }
+	if i := bytes.IndexByte(data, 0); i >= 0 {
+		return fail(lineAt(i), "providers file looks binary (NUL byte); it must be UTF-8 TOML text: is this the right file?")
+	}
+	if !utf8.Valid(data) {
+		for i := 0; i < len(data); {
+			r, size := utf8.DecodeRune(data[i:])
+			if r == utf8.RuneError && size <= 1 {
+				return fail(lineAt(i), "providers file is not valid UTF-8 text; save it as UTF-8")
+			}
+			i += size
+		}
+	}
+	return nil
+}
+
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 var tomlTypeErr = regexp.MustCompile(`^toml: line (\d+) \(last key "([^"]*)"\): (.*)$`)
@@ -166,6 +194,9 @@ var tomlTypeErr = regexp.MustCompile(`^toml: line (\d+) \(last key "([^"]*)"\): 
 func (ps *Providers) parse(data []byte, file string) error {
 	fail := func(line int, format string, a ...any) error {
 		return &ConfigError{File: file, Line: line, Msg: fmt.Sprintf(format, a...)}
+	}
+	if err := checkProvidersText(data, file); err != nil {
+		return err
 	}
 	var ff providersFile
 	md, err := toml.Decode(string(data), &ff)

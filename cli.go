@@ -14,6 +14,7 @@ import (
 	"github.com/scrim-dev/scrim/assets"
 	"github.com/scrim-dev/scrim/policy"
 	"github.com/scrim-dev/scrim/session"
+	"github.com/scrim-dev/scrim/ui"
 )
 
 // Exit codes of the CLI contract.
@@ -94,7 +95,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	if code == exitUsage && !strings.Contains(msg, "(see: ") && !strings.Contains(msg, "--help") && cmd != nil {
 		msg += " (see: " + cmd.CommandPath() + " --help)"
 	}
-	fmt.Fprintf(stderr, "scrim: %s\n", msg)
+	// Messages quote paths, model IDs and provider errors: untrusted text.
+	fmt.Fprintf(stderr, "scrim: %s\n", ui.Inert(msg))
 	return code
 }
 

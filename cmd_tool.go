@@ -212,7 +212,9 @@ func newCallID() string {
 }
 
 // printToolResult prints the stored result: as JSON, exactly as stored; as
-// text, each part (attributed ones under a "from PATH" line) made inert.
+// text, each part (attributed ones under a "from PATH" line) made inert, its
+// lines behind redact's content gutter so that output (bash's, a web page's)
+// cannot pass for a header or a sourcePaths line; paths on one line each.
 func printToolResult(w io.Writer, format string, m *session.Message) error {
 	if format == "json" {
 		enc := json.NewEncoder(w)
@@ -224,20 +226,23 @@ func printToolResult(w io.Writer, format string, m *session.Message) error {
 	if m.IsError {
 		status = "error"
 	}
-	fmt.Fprintf(&b, "%s result for %s (%s), message %d of session %s\n", m.Tool, m.Model, status, m.Seq, m.SessionID)
+	fmt.Fprintf(&b, "%s result for %s (%s), message %d of session %s\n", m.Tool, ui.Inert(oneLine(m.Model)), status, m.Seq, m.SessionID)
 	for _, p := range m.Parts {
 		if p.SourcePath != "" {
-			fmt.Fprintf(&b, "── from %s\n", p.SourcePath)
+			fmt.Fprintf(&b, "── from %s\n", ui.Inert(oneLine(p.SourcePath)))
 		}
-		b.WriteString(strings.TrimSuffix(p.Text, "\n"))
-		b.WriteByte('\n')
+		writeGuttered(&b, p.Text)
 	}
 	if m.Meta.SourcePaths == nil {
 		b.WriteString("sourcePaths: none (no file content)\n")
 	} else {
-		fmt.Fprintf(&b, "sourcePaths: %s\n", strings.Join(m.Meta.SourcePaths, ", "))
+		paths := make([]string, len(m.Meta.SourcePaths))
+		for i, p := range m.Meta.SourcePaths {
+			paths[i] = ui.Inert(oneLine(p))
+		}
+		fmt.Fprintf(&b, "sourcePaths: %s\n", strings.Join(paths, ", "))
 	}
-	_, err := io.WriteString(w, ui.Inert(b.String()))
+	_, err := io.WriteString(w, b.String())
 	return err
 }
 

@@ -131,7 +131,7 @@ func TestToolCLIAppendsCallAndResult(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	path := filepath.Join(f.work, "src", "main.go")
-	for _, want := range []string{"── from " + path + "\n     1\tpackage main // key\n", "sourcePaths: " + path + "\n"} {
+	for _, want := range []string{"── from " + path + "\n  │      1\tpackage main // key\n", "sourcePaths: " + path + "\n"} {
 		if !strings.Contains(stdout, want) {
 			t.Fatalf("stdout %q lacks %q", stdout, want)
 		}
@@ -236,7 +236,7 @@ func TestToolCLIArgumentsMapToInputs(t *testing.T) {
 		{[]string{"read", "trusted/x", "README.md", "--offset", "1", "--limit", "1"}, `{"limit":1,"offset":1,"path":"README.md"}`, "     1\tkey facts"},
 		{[]string{"grep", "trusted/x", "PACKAGE", "src", "-i", "--glob", "util*", "--max-matches", "5"}, `{"glob":"util*","ignore_case":true,"max_matches":5,"path":"src","pattern":"PACKAGE"}`, "util.go:1:package main"},
 		{[]string{"glob", "trusted/x", "*.go", "src", "--content"}, `{"content":true,"path":"src","pattern":"*.go"}`, "==> " + filepath.Join(f.work, "src", "util.go") + " <=="},
-		{[]string{"bash", "trusted/x", "--timeout", "5s", "--", "ls", "-1", "src"}, `{"command":"ls -1 src","timeout":"5s"}`, "main.go\nutil.go\n[exit code 0]"},
+		{[]string{"bash", "trusted/x", "--timeout", "5s", "--", "ls", "-1", "src"}, `{"command":"ls -1 src","timeout":"5s"}`, "  │ main.go\n  │ util.go\n  │ [exit code 0]"},
 	} {
 		t.Run(tc.args[0], func(t *testing.T) {
 			stdout, stderr, code := scrim(t, "", f.args(tc.args[0], tc.args[1], tc.args[2:]...)...)

@@ -203,11 +203,11 @@ func escapeGlob(s string) string {
 // tool runs `scrim tool ARGS` for model; {ws} and {out} in args are expanded.
 func (f *advFixture) tool(t *testing.T, model string, args []string) (string, string, int) {
 	t.Helper()
-	full := []string{"--store", f.store, "--policy", f.policy, "tool"}
-	for _, a := range args {
+	// The flags go right after the tool's name: a "--" in args ends them.
+	full := []string{"--store", f.store, "--policy", f.policy, "tool", args[0], "--session", f.session, "--model", model}
+	for _, a := range args[1:] {
 		full = append(full, f.expand(a))
 	}
-	full = append(full, "--session", f.session, "--model", model)
 	return scrim(t, "", full...)
 }
 

@@ -209,9 +209,12 @@ func (a *app) Store() (*session.Store, error) {
 		if err != nil {
 			return nil, err
 		}
+		if err := checkStoreDisk(dir); err != nil {
+			return nil, err
+		}
 		s, err := session.Open(dir)
 		if err != nil {
-			return nil, err
+			return nil, describeStoreErr(dir, err)
 		}
 		a.store = s
 	}

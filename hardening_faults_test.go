@@ -199,6 +199,7 @@ func TestKillDuringSendStream(t *testing.T) {
 
 	// The store is held: another scrim says so, in one line.
 	_, stderr, code := scrim(t, "", append(base, "redact", f.session, "--model", "fault/m")...)
+	t.Logf("exit %d: %s", code, stderr) // go test -v: the messages the security notes quote
 	checkOneLine(t, stderr)
 	if code != exitError || !strings.Contains(stderr, "in use by another scrim process") || !strings.Contains(stderr, "try again") {
 		t.Fatalf("second scrim: exit %d, %q", code, stderr)
@@ -308,6 +309,7 @@ func TestFullDisk(t *testing.T) {
 				var stderr strings.Builder
 				cmd.Stderr = &stderr
 				err := cmd.Run()
+				t.Logf("exit %d: %s", cmd.ProcessState.ExitCode(), stderr.String())
 				checkOneLine(t, stderr.String())
 				if code := cmd.ProcessState.ExitCode(); code != exitError || !strings.Contains(stderr.String(), "is full") {
 					t.Fatalf("%s: %v, exit %d, %q", args[0], err, code, stderr.String())
@@ -368,6 +370,7 @@ func TestReadOnlyStore(t *testing.T) {
 		{"redact", f.session, "--model", "m"},
 	} {
 		_, stderr, code := scrim(t, "", append([]string{"--store", store, "--policy", f.policy}, args...)...)
+		t.Logf("exit %d: %s", code, stderr)
 		checkOneLine(t, stderr)
 		if code != exitError || !strings.Contains(stderr, want) {
 			t.Fatalf("%s: exit %d, %q", args[0], code, stderr)

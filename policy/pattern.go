@@ -22,6 +22,7 @@ type Pattern struct {
 	Raw    string
 	Line   int
 	forms  []form
+	lower  []form // forms lower-cased, for deny patterns where foldDeny is on
 	reason string // built once: deciding must not allocate
 }
 
@@ -37,8 +38,10 @@ func newForm(glob, prefix string) form {
 	return form{glob: glob, prefix: prefix, suffix: literalSuffix(glob), needle: needle(glob)}
 }
 
-func (p Pattern) match(path string) bool {
-	for _, f := range p.forms {
+func (p Pattern) match(path string) bool { return matchForms(p.forms, path) }
+
+func matchForms(forms []form, path string) bool {
+	for _, f := range forms {
 		if !strings.HasPrefix(path, f.prefix) || !strings.HasSuffix(path, f.suffix) || !strings.Contains(path, f.needle) {
 			continue
 		}
@@ -83,7 +86,8 @@ func compilePattern(raw, baseDir string) (Pattern, error) {
 		if !doublestar.ValidatePattern(s) {
 			return Pattern{}, errInvalidGlob
 		}
-		return Pattern{Raw: raw, forms: []form{newForm(s, "")}}, nil
+		forms := []form{newForm(s, "")}
+		return Pattern{Raw: raw, forms: forms, lower: lowerForms(forms)}, nil
 	case !filepath.IsAbs(s):
 		if baseDir == "" {
 			return Pattern{}, errors.New("relative pattern in a policy that has no folder; start it with /, ~ or **")
@@ -107,6 +111,7 @@ func compilePattern(raw, baseDir string) (Pattern, error) {
 		}
 		p.forms = append(p.forms, newForm(g, canon))
 	}
+	p.lower = lowerForms(p.forms)
 	return p, nil
 }
 

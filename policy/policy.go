@@ -104,7 +104,7 @@ func decideForms(t *Tier, lex, canon string, err error) Decision {
 
 func (t *Tier) decide(path string) Decision {
 	for _, pat := range t.Deny {
-		if pat.match(path) {
+		if pat.matchDeny(path) {
 			return Decision{Pattern: pat.Raw, Kind: "deny", Line: pat.Line, Reason: pat.reason}
 		}
 	}

@@ -1,7 +1,6 @@
 package session
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -44,7 +43,7 @@ func (s *Store) prepare(h Header, msgs []*Message) ([][]byte, error) {
 	}
 	vals := make([][]byte, len(msgs))
 	for i, m := range msgs {
-		b, err := json.Marshal(m)
+		b, err := marshalMessage(m)
 		if err != nil {
 			return nil, fmt.Errorf("encode message %d: %w", i+1, err)
 		}
@@ -120,7 +119,7 @@ func (s *Store) AppendBulk(id string, msgs []*Message) error {
 		// Encoded one at a time: the batch holds each value until its
 		// internal transaction commits, so none may be reused, but the
 		// whole import need not sit in memory twice.
-		v, err := json.Marshal(m)
+		v, err := marshalMessage(m)
 		if err != nil {
 			return fmt.Errorf("encode message %d: %w", i+1, err)
 		}

@@ -141,7 +141,7 @@ func TestCorruptMessagesReportedAndSkipped(t *testing.T) {
 	if fmt.Sprint(seqs) != "[2 3 4 6]" {
 		t.Fatalf("reported seqs %v, want [2 3 4 6]: %v", seqs, bad)
 	}
-	if !errors.Is(bad[3], ErrMissing) {
+	if !errors.Is(bad[3], ErrMissing) || bad[3].Error() != fmt.Sprintf("session %s message 6: record is missing", h.ID) {
 		t.Fatalf("missing record reported as %v", bad[3])
 	}
 	if want := fmt.Sprintf("session %s message 2 cannot be decoded", h.ID); !strings.HasPrefix(bad[0].Error(), want) {
@@ -331,5 +331,53 @@ func TestBadgerNeverPrints(t *testing.T) {
 	b, _ := os.ReadFile(out.Name())
 	if len(b) != 0 {
 		t.Fatalf("the store printed:\n%s", b)
+	}
+}
+
+// Long ranges decode on several cores; they must give what the streaming
+// Scan gives, holes and all.
+func TestParallelRangeMatchesScan(t *testing.T) {
+	s := openTemp(t)
+	h := create(t, s, Header{Title: "t"})
+	n := 3*parallelMin + 17
+	fill(t, s, h.ID, n)
+	for _, seq := range []uint64{1, 700, 701, 2500} {
+		setRaw(t, s, msgKey(h.ID, seq), []byte("garbage"))
+	}
+	err := s.db.Update(func(txn *badger.Txn) error {
+		for _, seq := range []uint64{900, 901, 902, uint64(n)} {
+			if err := txn.Delete(msgKey(h.ID, seq)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range [][2]uint64{{1, uint64(n)}, {600, 600 + parallelMin}, {2, 2 + parallelMin - 2}} {
+		got, gotBad, err := s.Range(h.ID, r[0], r[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []Message
+		wantBad, err := s.Scan(h.ID, r[0], r[1], func(m *Message) error {
+			want = append(want, *m)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(want) || fmt.Sprint(gotBad) != fmt.Sprint(wantBad) {
+			t.Fatalf("range %v: %d messages, errors %v; scan: %d, %v", r, len(got), gotBad, len(want), wantBad)
+		}
+		for i := range got {
+			if got[i].Seq != want[i].Seq || got[i].Text() != want[i].Text() {
+				t.Fatalf("range %v position %d: seq %d vs %d", r, i, got[i].Seq, want[i].Seq)
+			}
+		}
+		if r[0] == 1 && (len(gotBad) != 6 || len(got) != n-8) { // 900–902 is one gap
+			t.Fatalf("whole session: %d messages, %d errors: %v", len(got), len(gotBad), gotBad)
+		}
 	}
 }

@@ -36,6 +36,9 @@ func (e DecodeError) Error() string {
 	if e.Seq == 0 {
 		return fmt.Sprintf("session %s: header cannot be decoded: %v", e.SessionID, e.Err)
 	}
+	if errors.Is(e.Err, ErrMissing) {
+		return fmt.Sprintf("session %s message %d: %v", e.SessionID, e.Seq, e.Err)
+	}
 	return fmt.Sprintf("session %s message %d cannot be decoded: %v", e.SessionID, e.Seq, e.Err)
 }
 
@@ -199,7 +202,7 @@ func (s *Store) List() ([]Header, []DecodeError, error) {
 	err := s.db.View(func(txn *badger.Txn) error {
 		opts := badger.DefaultIteratorOptions
 		opts.Prefix = []byte("s/")
-		opts.PrefetchSize = 256
+		opts.PrefetchValues = false // headers are small and read in place
 		it := txn.NewIterator(opts)
 		defer it.Close()
 		for it.Rewind(); it.Valid(); it.Next() {
@@ -257,7 +260,23 @@ func (s *Store) Delete(id string) error {
 	if err != nil {
 		return err
 	}
-	return s.finishDelete(id)
+	if err := s.finishDelete(id); err != nil {
+		return err
+	}
+	s.reclaim()
+	return nil
+}
+
+// reclaim asks Badger to rewrite value-log files that are mostly garbage,
+// such as deleted sessions' tool results. Best effort: Badger learns what is
+// garbage during compactions, so space freed by one delete may come back at
+// a later one.
+func (s *Store) reclaim() {
+	for range 4 {
+		if s.db.RunValueLogGC(0.5) != nil {
+			return
+		}
+	}
 }
 
 func recencyKeysOf(txn *badger.Txn, id string) [][]byte {

@@ -70,8 +70,10 @@ func deletingKey(id string) []byte { return []byte("d/" + id) }
 
 // options keeps Badger small and silent: it must never write to the terminal
 // (the TUI owns it), and a session store is small next to a database.
+var tuneOptions = func(o badger.Options) badger.Options { return o }
+
 func options(dir string) badger.Options {
-	return badger.DefaultOptions(dir).
+	return tuneOptions(badger.DefaultOptions(dir).
 		WithLogger(nil).
 		WithSyncWrites(true). // an Append that returned survives a crash
 		WithMetricsEnabled(false).
@@ -79,11 +81,15 @@ func options(dir string) badger.Options {
 		WithNumMemtables(2).
 		WithBlockCacheSize(32 << 20).
 		WithIndexCacheSize(16 << 20).
-		WithValueThreshold(1 << 20). // 6% of the memtable, below Badger's 15% batch cap
+		// Values over 1 KiB (most tool results) go to the value log: written
+		// once, never rewritten by compaction, and read back from an mmap,
+		// which makes bulk appends and loading a long session several times
+		// cheaper than keeping them in the LSM tree (docs/readme/store.md).
+		WithValueThreshold(1 << 10).
 		WithValueLogFileSize(64 << 20).
 		WithNumCompactors(2).
 		WithNumLevelZeroTables(4).
-		WithNumLevelZeroTablesStall(8)
+		WithNumLevelZeroTablesStall(8))
 }
 
 // Open opens (creating if needed) the store in dir. It refuses a folder held

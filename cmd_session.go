@@ -7,8 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
-	"text/tabwriter"
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
@@ -76,13 +76,40 @@ func writeSessionTable(w io.Writer, list []session.Header, dir string) error {
 			"  try the demo:  scrim demo\n", inertLine(dir))
 		return err
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tTITLE\tMESSAGES\tLAST MODEL\tUPDATED")
+	rows := make([][5]string, 0, len(list)+1)
+	rows = append(rows, [5]string{"ID", "TITLE", "MESSAGES", "LAST MODEL", "UPDATED"})
 	for _, h := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", inertLine(h.ID), truncate(inertLine(h.Title), 48),
-			h.Count, orDash(inertLine(h.LastModel)), h.UpdatedAt.Local().Format(timeLayout))
+		rows = append(rows, [5]string{inertLine(h.ID), truncate(inertLine(h.Title), 48),
+			strconv.FormatUint(h.Count, 10), orDash(inertLine(h.LastModel)), h.UpdatedAt.Local().Format(timeLayout)})
 	}
-	return tw.Flush()
+	return writeColumns(w, rows)
+}
+
+// writeColumns pads each column to its widest cell (counted in runes) plus
+// two spaces; the last column is not padded.
+func writeColumns(w io.Writer, rows [][5]string) error {
+	var width [5]int
+	for _, r := range rows {
+		for c, cell := range r {
+			width[c] = max(width[c], utf8.RuneCountInString(cell))
+		}
+	}
+	var line []byte
+	for _, r := range rows {
+		line = line[:0]
+		for c, cell := range r {
+			line = append(line, cell...)
+			if c < len(r)-1 {
+				for range width[c] - utf8.RuneCountInString(cell) + 2 {
+					line = append(line, ' ')
+				}
+			}
+		}
+		if _, err := w.Write(append(line, '\n')); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func newNewCmd(a *app) *cobra.Command {

@@ -3,6 +3,8 @@ package session
 import (
 	"errors"
 	"fmt"
+	"runtime"
+	"sync"
 
 	"github.com/dgraph-io/badger/v4"
 )
@@ -115,16 +117,19 @@ func (s *Store) AppendBulk(id string, msgs []*Message) error {
 	}
 	wb := s.db.NewWriteBatch()
 	defer wb.Cancel()
-	for i, m := range msgs {
-		// Encoded one at a time: the batch holds each value until its
-		// internal transaction commits, so none may be reused, but the
-		// whole import need not sit in memory twice.
-		v, err := marshalMessage(m)
+	// Encoded a chunk at a time on every core while Badger writes the
+	// previous one: the batch holds each value until its transaction
+	// commits, but the whole import need not sit in memory twice.
+	for start := 0; start < len(msgs); start += encodeChunk {
+		chunk := msgs[start:min(start+encodeChunk, len(msgs))]
+		vals, err := encodeAll(chunk, start)
 		if err != nil {
-			return fmt.Errorf("encode message %d: %w", i+1, err)
+			return err
 		}
-		if err := wb.Set(msgKey(id, m.Seq), v); err != nil {
-			return fmt.Errorf("append to session %s: %w", id, err)
+		for i, v := range vals {
+			if err := wb.Set(msgKey(id, chunk[i].Seq), v); err != nil {
+				return fmt.Errorf("append to session %s: %w", id, err)
+			}
 		}
 	}
 	if err := wb.Flush(); err != nil {
@@ -142,4 +147,32 @@ func (s *Store) AppendBulk(id string, msgs []*Message) error {
 		s.advance(&cur, msgs)
 		return putHeader(txn, cur, old)
 	})
+}
+
+const encodeChunk = 4096
+
+// encodeAll marshals msgs (numbered from first in errors), splitting the
+// work across cores when it is big enough to pay for the goroutines.
+func encodeAll(msgs []*Message, first int) ([][]byte, error) {
+	vals := make([][]byte, len(msgs))
+	workers := min(runtime.GOMAXPROCS(0), 8, 1+len(msgs)/256)
+	per := (len(msgs) + workers - 1) / workers
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w * per; i < min((w+1)*per, len(msgs)); i++ {
+				v, err := marshalMessage(msgs[i])
+				if err != nil {
+					errs[w] = fmt.Errorf("encode message %d: %w", first+i+1, err)
+					return
+				}
+				vals[i] = v
+			}
+		}()
+	}
+	wg.Wait()
+	return vals, errors.Join(errs...)
 }

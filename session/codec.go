@@ -123,50 +123,20 @@ var plain = func() (t [utf8.RuneSelf]bool) {
 	return t
 }()
 
-// Word-at-a-time tests (SWAR): each sets the high bit of a byte lane where
-// the condition may hold, and is exact about whether any lane holds.
-const (
-	lanes01 = 0x0101010101010101
-	lanes80 = 0x8080808080808080
-)
-
-func hasZero(x uint64) uint64 { return (x - lanes01) & ^x & lanes80 }
-
-func hasByte(x uint64, c byte) uint64 { return hasZero(x ^ (lanes01 * uint64(c))) }
-
-// hasLess is for n <= 0x80.
-func hasLess(x uint64, n byte) uint64 { return (x - lanes01*uint64(n)) & ^x & lanes80 }
-
-func load8(s string, i int) uint64 {
-	_ = s[i+7]
-	return uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-		uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
-}
-
-// plain8 reports whether all 8 bytes at s[i:] are copied unescaped.
-func plain8(s string, i int) bool {
-	x := load8(s, i)
-	return (x|hasLess(x, 0x20)|hasByte(x, '"')|hasByte(x, '\\')|hasByte(x, '<')|hasByte(x, '>')|hasByte(x, '&'))&lanes80 == 0
-}
-
-// appendString quotes s exactly as encoding/json does.
+// appendString quotes s exactly as encoding/json does, copying plain runs
+// whole.
 func appendString(b []byte, s string) []byte {
 	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		for i+8 <= len(s) && plain8(s, i) {
-			i += 8
+	start, i := 0, 0
+	for {
+		for i < len(s) && s[i] < utf8.RuneSelf && plain[s[i]] {
+			i++
 		}
 		if i >= len(s) {
 			break
 		}
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if plain[c] {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
+		b = append(b, s[start:i]...)
+		if c := s[i]; c < utf8.RuneSelf {
 			switch c {
 			case '\\', '"':
 				b = append(b, '\\', c)
@@ -190,12 +160,11 @@ func appendString(b []byte, s string) []byte {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		switch {
 		case r == utf8.RuneError && size == 1:
-			b = append(append(b, s[start:i]...), `\ufffd`...)
+			b = append(b, `\ufffd`...)
 		case r == '\u2028' || r == '\u2029':
-			b = append(append(b, s[start:i]...), '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
 		default:
-			i += size
-			continue
+			b = append(b, s[i:i+size]...)
 		}
 		i += size
 		start = i
@@ -212,4 +181,14 @@ func unmarshalMessage(data []byte, m *Message) error {
 	}
 	*m = Message{}
 	return json.Unmarshal(data, m)
+}
+
+// unmarshalHeader decodes a stored session header into h (which it resets).
+func unmarshalHeader(data []byte, h *Header) error {
+	d := decoder{data: data}
+	if err := d.header(h); err == nil {
+		return nil
+	}
+	*h = Header{}
+	return json.Unmarshal(data, h)
 }

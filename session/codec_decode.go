@@ -2,8 +2,8 @@ package session
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
+	"time"
 	"unicode/utf8"
 	"unsafe"
 )
@@ -114,7 +114,7 @@ func (d *decoder) message(m *Message) error {
 		case 9:
 			err = d.meta(&m.Meta)
 		case 10:
-			err = d.time(m)
+			err = d.timeInto(&m.CreatedAt)
 		}
 		return err
 	})
@@ -222,12 +222,12 @@ func (d *decoder) strings() ([]string, error) {
 
 // time hands the quoted value to time.Time's own UnmarshalJSON, as
 // encoding/json does.
-func (d *decoder) time(m *Message) error {
+func (d *decoder) timeInto(t *time.Time) error {
 	start := d.i
 	if _, err := d.rawString(); err != nil {
 		return err
 	}
-	return m.CreatedAt.UnmarshalJSON(d.data[start:d.i])
+	return t.UnmarshalJSON(d.data[start:d.i])
 }
 
 func (d *decoder) bool() (bool, error) {
@@ -297,8 +297,8 @@ func (d *decoder) str() (string, error) {
 	start := d.i + 1
 	i := start
 	for {
-		for i+8 <= len(d.data) && quiet8(d.data, i) {
-			i += 8
+		for i < len(d.data) && d.data[i] >= 0x20 && d.data[i] < utf8.RuneSelf && d.data[i] != '"' && d.data[i] != '\\' {
+			i++
 		}
 		if i >= len(d.data) {
 			return "", errSlow
@@ -345,9 +345,6 @@ func (d *decoder) escaped(start int) (string, error) {
 	buf := make([]byte, 0, end-start) // escapes only shrink
 	for i := start; i < end; {
 		j := i
-		for j+8 <= end && quiet8(d.data, j) {
-			j += 8
-		}
 		for j < end && d.data[j] >= 0x20 && d.data[j] < utf8.RuneSelf && d.data[j] != '\\' {
 			j++
 		}
@@ -378,13 +375,6 @@ func (d *decoder) escaped(start int) (string, error) {
 	}
 	// buf is never written again: the string may own it.
 	return unsafe.String(&buf[0], len(buf)), nil
-}
-
-// quiet8 reports whether the 8 bytes at b[i:] are plain ASCII inside a JSON
-// string: no quote, backslash, control character or UTF-8 lead byte.
-func quiet8(b []byte, i int) bool {
-	x := binary.LittleEndian.Uint64(b[i:])
-	return (x|hasLess(x, 0x20)|hasByte(x, '"')|hasByte(x, '\\'))&lanes80 == 0
 }
 
 // unescape decodes the escape at data[i] (a backslash) onto buf.
@@ -481,4 +471,40 @@ func (d *decoder) skipString() (int, error) {
 		}
 	}
 	return 0, errSlow
+}
+
+var headerKeys = []string{"id", "title", "createdAt", "updatedAt", "lastModel", "messages", "origin", "workDir"}
+
+// header reads a session header in the shape json.Marshal writes.
+func (d *decoder) header(h *Header) error {
+	err := d.object(headerKeys, func(k int) error {
+		var err error
+		switch k {
+		case 0:
+			h.ID, err = d.str()
+		case 1:
+			h.Title, err = d.str()
+		case 2:
+			err = d.timeInto(&h.CreatedAt)
+		case 3:
+			err = d.timeInto(&h.UpdatedAt)
+		case 4:
+			h.LastModel, err = d.str()
+		case 5:
+			h.Count, err = d.uint()
+		case 6:
+			h.Origin, err = d.str()
+		case 7:
+			h.WorkDir, err = d.str()
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	d.ws()
+	if d.i != len(d.data) {
+		return errSlow
+	}
+	return nil
 }

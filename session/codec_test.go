@@ -170,7 +170,10 @@ func FuzzUnmarshalMessage(f *testing.F) {
 		b, _ := json.Marshal(m)
 		f.Add(b)
 	}
-	f.Fuzz(func(t *testing.T, data []byte) { checkDecode(t, data) })
+	f.Fuzz(func(t *testing.T, data []byte) {
+		checkDecode(t, data)
+		checkHeaderDecode(t, data)
+	})
 }
 
 // FuzzMarshalMessage: for any texts, marshalMessage writes json.Marshal's
@@ -192,4 +195,47 @@ func FuzzMarshalMessage(f *testing.F) {
 		}
 		checkDecode(t, got)
 	})
+}
+
+// checkHeaderDecode asserts unmarshalHeader agrees with encoding/json on
+// data and reports whether the fast path handled it.
+func checkHeaderDecode(t *testing.T, data []byte) (fast bool) {
+	t.Helper()
+	var want, got, direct Header
+	wantErr := json.Unmarshal(data, &want)
+	gotErr := unmarshalHeader(data, &got)
+	if (wantErr == nil) != (gotErr == nil) {
+		t.Fatalf("%q: error %v, encoding/json says %v", data, gotErr, wantErr)
+	}
+	if wantErr == nil && !reflect.DeepEqual(got, want) {
+		t.Fatalf("%q:\n got %#v\nwant %#v", data, got, want)
+	}
+	d := decoder{data: data}
+	if d.header(&direct) != nil {
+		return false
+	}
+	if wantErr != nil || !reflect.DeepEqual(direct, want) {
+		t.Fatalf("%q: fast path accepted it as %#v; encoding/json: %#v, %v", data, direct, want, wantErr)
+	}
+	return true
+}
+
+func TestHeaderDecodeMatchesEncodingJSON(t *testing.T) {
+	var full Header
+	fillAll(reflect.ValueOf(&full).Elem())
+	samples := []Header{{}, full, {ID: "a", Title: "tab\there <b> \u2028 ✓", Count: 1<<64 - 1,
+		CreatedAt: time.Date(2025, 1, 2, 3, 4, 5, 6, time.FixedZone("", -3600))}}
+	for _, h := range samples {
+		b, err := json.Marshal(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !checkHeaderDecode(t, b) {
+			t.Fatalf("a header in the stored shape missed the fast path: %s", b)
+		}
+	}
+	for _, s := range []string{`{"id":"a","messages":-1}`, `{"ID":"a"}`, `{"title":null}`, `{"id":"a","id":"b"}`,
+		`{"updatedAt":"bad"}`, `{"id":"a"}]`, `{"messages":1.5}`, `{"extra":true}`} {
+		checkHeaderDecode(t, []byte(s))
+	}
 }

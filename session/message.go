@@ -144,6 +144,9 @@ func (m *Message) Validate() error {
 		default:
 			return fmt.Errorf("part %d kind %q is not one of text, tool_call, tool_result", i+1, pt.Kind)
 		}
+		if len(pt.Input) > 0 && !json.Valid(pt.Input) {
+			return fmt.Errorf("part %d input is not valid JSON", i+1)
+		}
 	}
 	if m.Attributed() {
 		want := partPaths(m.Parts)

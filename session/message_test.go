@@ -46,6 +46,7 @@ func TestValidate(t *testing.T) {
 		{"tool call with sourcePath", Message{Role: RoleAssistant, Parts: []Part{{Kind: PartToolCall, SourcePath: "/a"}},
 			Meta: Meta{SourcePaths: []string{"/a"}}}, "tool call"},
 		{"unknown part kind", Message{Role: RoleUser, Parts: []Part{{Kind: "image"}}}, "kind"},
+		{"tool input not JSON", Message{Role: RoleAssistant, Parts: []Part{{Kind: PartToolCall, Name: "read", Input: json.RawMessage(`{"path":`)}}}, "not valid JSON"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -106,7 +106,7 @@ func getHeader(txn *badger.Txn, id string) (Header, error) {
 }
 
 func decodeHeader(id string, v []byte, h *Header) error {
-	if err := json.Unmarshal(v, h); err != nil {
+	if err := unmarshalHeader(v, h); err != nil {
 		return DecodeError{SessionID: id, Err: err}
 	}
 	if h.ID != id {

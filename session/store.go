@@ -70,10 +70,8 @@ func deletingKey(id string) []byte { return []byte("d/" + id) }
 
 // options keeps Badger small and silent: it must never write to the terminal
 // (the TUI owns it), and a session store is small next to a database.
-var tuneOptions = func(o badger.Options) badger.Options { return o }
-
 func options(dir string) badger.Options {
-	return tuneOptions(badger.DefaultOptions(dir).
+	return badger.DefaultOptions(dir).
 		WithLogger(nil).
 		WithSyncWrites(true). // an Append that returned survives a crash
 		WithMetricsEnabled(false).
@@ -89,7 +87,7 @@ func options(dir string) badger.Options {
 		WithValueLogFileSize(64 << 20).
 		WithNumCompactors(2).
 		WithNumLevelZeroTables(4).
-		WithNumLevelZeroTablesStall(8))
+		WithNumLevelZeroTablesStall(8)
 }
 
 // Open opens (creating if needed) the store in dir. It refuses a folder held

@@ -174,6 +174,7 @@ func TestAppendRejectsInvalidWithoutWriting(t *testing.T) {
 		"parts disagree":            {Role: RoleTool, Parts: []Part{{Kind: PartText, SourcePath: "/a"}}, Meta: Meta{SourcePaths: []string{"/b"}}},
 		"redaction placeholder":     {Role: RoleTool, Parts: []Part{{Kind: PartText, Text: "[Content from /a filtered]", Redacted: true}}},
 		"unknown role":              {Role: "bot"},
+		"tool input not JSON":       {Role: RoleAssistant, Parts: []Part{{Kind: PartToolCall, Input: json.RawMessage("{")}}},
 	}
 	for name, m := range bad {
 		for _, bulk := range []bool{false, true} {

@@ -405,3 +405,31 @@ func TestStoreLocation(t *testing.T) {
 		})
 	}
 }
+
+// A session whose header cannot be decoded is reported, not fatal: the
+// others list, show names the way out, and rm removes it.
+func TestCorruptHeaderCanBeSeenAndRemoved(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	heads := seed(t, dir, []string{"broken", "fine"}, sampleMessages())
+	corrupt(t, dir, []byte("s/"+heads[0].ID), []byte("{not json"))
+
+	out, errOut, code := scrim(t, "", "--store", dir, "sessions")
+	if code != 0 || !strings.Contains(out, heads[1].ID) || strings.Contains(out, heads[0].ID) {
+		t.Fatalf("sessions: exit %d\n%s", code, out)
+	}
+	if want := fmt.Sprintf("scrim: warning: session %s: header cannot be decoded: ", heads[0].ID); !strings.HasPrefix(errOut, want) {
+		t.Fatalf("stderr %q, want prefix %q", errOut, want)
+	}
+	_, errOut, code = scrim(t, "", "--store", dir, "show", heads[0].ID[:8])
+	if code != exitError || !strings.HasSuffix(errOut, "remove it with: scrim rm "+heads[0].ID+"\n") {
+		t.Fatalf("show: exit %d %q", code, errOut)
+	}
+	out, _, code = scrim(t, "", "--store", dir, "rm", heads[0].ID[:8])
+	if code != 0 || !strings.HasPrefix(out, "removed "+heads[0].ID) {
+		t.Fatalf("rm: exit %d %q", code, out)
+	}
+	if _, errOut, _ = scrim(t, "", "--store", dir, "sessions"); errOut != "" {
+		t.Fatalf("warning after rm: %q", errOut)
+	}
+}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dgraph-io/badger/v4"
 )
 
 // The benchmarks run on a session of 100,000 messages shaped like a long
@@ -226,4 +228,37 @@ func BenchmarkLoadLast200(b *testing.B) {
 		}
 	}
 	reportCPU(b, c)
+}
+
+// BenchmarkDelete100k removes a session of 100,000 messages and checks that
+// none of its keys is left.
+func BenchmarkDelete100k(b *testing.B) {
+	msgs := benchMessages(benchN)
+	for b.Loop() {
+		b.StopTimer()
+		s, id := benchStore(b, msgs)
+		for _, m := range msgs {
+			m.ID = ""
+		}
+		b.StartTimer()
+		if err := s.Delete(id); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		err := s.db.View(func(txn *badger.Txn) error {
+			opts := badger.DefaultIteratorOptions
+			opts.PrefetchValues = false
+			opts.Prefix = msgPrefix(id)
+			it := txn.NewIterator(opts)
+			defer it.Close()
+			if it.Rewind(); it.Valid() {
+				return fmt.Errorf("key %q survived the delete", it.Item().Key())
+			}
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
 }

@@ -25,7 +25,7 @@ func marshalMessage(m *Message) ([]byte, error) {
 	for i := range m.Parts {
 		n += len(m.Parts[i].Text) + len(m.Parts[i].SourcePath) + 64
 	}
-	b := make([]byte, 0, n+n/16)
+	b := make([]byte, 0, n+n/4) // room for escapes: tabs and newlines double
 	b = append(b, `{"id":`...)
 	b = appendString(b, m.ID)
 	b = append(b, `,"sessionId":`...)

@@ -381,3 +381,20 @@ func TestParallelRangeMatchesScan(t *testing.T) {
 		}
 	}
 }
+
+// A big file read is one big message: it must fit one Append.
+func TestLargeMessageRoundTrip(t *testing.T) {
+	s := openTemp(t)
+	h := create(t, s, Header{Title: "t"})
+	big := strings.Repeat("0123456789abcdef\n", 5<<20/17)
+	m := &Message{Role: RoleTool, Tool: "read", Parts: []Part{{Kind: PartToolResult, Text: big, SourcePath: "/big.txt"}},
+		Meta: Meta{SourcePaths: []string{"/big.txt"}}}
+	if err := s.Append(h.ID, m, textMsg(RoleUser, "after")); err != nil {
+		t.Fatal(err)
+	}
+	s = reopen(t, s)
+	msgs, bad, err := s.Messages(h.ID)
+	if err != nil || len(bad) != 0 || len(msgs) != 2 || msgs[0].Text() != big || msgs[1].Text() != "after" {
+		t.Fatalf("%d messages, %v, %v", len(msgs), bad, err)
+	}
+}

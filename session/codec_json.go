@@ -362,4 +362,3 @@ func (d *decoder) skipString() (int, error) {
 	}
 	return 0, errSlow
 }
-

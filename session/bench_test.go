@@ -14,24 +14,28 @@ import (
 )
 
 // The benchmarks run on a session of 100,000 messages shaped like a long
-// agent session: half tool results of 0.5–4 KB of code-like text, a quarter
-// assistant turns with a tool call, a quarter user prompts; 20% of all
-// messages carry 1–5 sourcePaths. Nothing is built unless -bench runs them.
+// agent session: half tool results of 0.5–4 KB of source code as a read tool
+// returns it, a quarter assistant turns with a tool call, a quarter user
+// prompts; 20% of all messages carry 1–5 sourcePaths. Nothing is built
+// unless -bench runs them.
 const benchN = 100_000
 
 var words = strings.Fields(`func return if else for range := err nil string int
 	package import "fmt" ctx context.Context struct interface map[string]any []byte
 	// TODO: handle the error case; the retry loop ignores "deadline" value ü ✓ → x`)
 
+// codeText is what a read tool returns for source code: numbered lines
+// ("%6d\t" as cat -n writes), tab-indented, tokens separated by spaces.
 func codeText(r *rand.Rand, size int) string {
 	var b strings.Builder
 	b.Grow(size + 64)
 	for line := 1; b.Len() < size; line++ {
-		fmt.Fprintf(&b, "%d\t", line)
-		for range 2 + r.IntN(3) {
-			b.WriteString(strings.Repeat("\t", r.IntN(3)))
+		fmt.Fprintf(&b, "%6d\t%s", line, strings.Repeat("\t", r.IntN(4)))
+		for w := range 3 + r.IntN(6) {
+			if w > 0 {
+				b.WriteByte(' ')
+			}
 			b.WriteString(words[r.IntN(len(words))])
-			b.WriteByte(' ')
 		}
 		b.WriteByte('\n')
 	}

@@ -56,9 +56,7 @@ func describeStoreErr(dir string, err error) error {
 	}
 	switch {
 	case errors.Is(err, session.ErrInUse):
-		if !strings.Contains(err.Error(), "close") {
-			return fmt.Errorf("%w: close the other scrim (the TUI, or a send still running) and try again", err)
-		}
+		return err // DESIGN.md fixes this message word for word
 	case has(syscall.ENOSPC):
 		return fmt.Errorf("the disk holding session store %s is full: free some space and try again, or pass --store DIR on another disk", dir)
 	case has(syscall.EROFS):

@@ -201,7 +201,7 @@ func TestKillDuringSendStream(t *testing.T) {
 	_, stderr, code := scrim(t, "", append(base, "redact", f.session, "--model", "fault/m")...)
 	t.Logf("exit %d: %s", code, stderr) // go test -v: the messages the security notes quote
 	checkOneLine(t, stderr)
-	if code != exitError || !strings.Contains(stderr, "in use by another scrim process") || !strings.Contains(stderr, "try again") {
+	if code != exitError || !strings.HasSuffix(stderr, " is in use by another scrim process\n") {
 		t.Fatalf("second scrim: exit %d, %q", code, stderr)
 	}
 

@@ -137,7 +137,7 @@ func (f *advFixture) checkRedactLines(t *testing.T, model, text string) {
 	for _, m := range doc.Messages {
 		for _, p := range m.Parts {
 			if p.Redacted {
-				real[gutterFilter+inertLine(p.Text)] = true
+				real[gutterFilter+oneLineInert(p.Text)] = true
 			}
 		}
 	}
@@ -187,7 +187,7 @@ func hostileProvider(t *testing.T, f *advFixture) []output {
 	}
 }
 
-// inertLine is how a one-line field (a path, a placeholder) is printed.
-func inertLine(s string) string {
+// oneLineInert is how a one-line field (a path, a placeholder) is printed.
+func oneLineInert(s string) string {
 	return ui.Inert(oneLine(s))
 }

@@ -101,6 +101,13 @@ func TestTerminalSafety(t *testing.T) {
 		}
 		f.checkRedactLines(t, model, out)
 	}
+	if _, errOut, code := scrim(t, "", "--store", f.store, "rename", f.session, "title \x1b]0;pwned\x07 \u202eevil\u202c\x1b[2J"); code != exitOK {
+		t.Fatalf("rename: %s", errOut)
+	}
+	for _, args := range [][]string{{"show", f.session}, {"sessions"}} {
+		out, errOut, _ := scrim(t, "", append([]string{"--store", f.store}, args...)...)
+		outs = append(outs, output{args[0], out, errOut})
+	}
 	out, errOut, _ := scrim(t, "", "--policy", f.policy, "policy", "explain", "--model", "demo/limited", f.path("secrets/"+evilName))
 	outs = append(outs, output{"policy explain", out, errOut})
 	outs = append(outs, hostileProvider(t, f)...)
@@ -117,8 +124,12 @@ func TestTerminalSafety(t *testing.T) {
 		if strings.HasPrefix(o.what, "send") {
 			continue
 		}
+		gutter := gutterContent
+		if o.what == "show" {
+			gutter = "    " // show indents content under its two-space part headers
+		}
 		for _, line := range strings.Split(o.stdout, "\n") {
-			if strings.Contains(line, "/etc/shadow") && !strings.HasPrefix(line, gutterContent) {
+			if strings.Contains(line, "/etc/shadow") && !strings.HasPrefix(line, gutter) {
 				t.Errorf("%s: content printed outside the gutter: %q", o.what, line)
 			}
 		}

@@ -308,6 +308,8 @@ func (m *Model) shortHelp() []key.Binding {
 		return m.picker.ShortHelp()
 	case m.focus == focusPrompt:
 		return m.chat.ShortHelp()
+	case m.loaded && len(m.list.l.Items()) == 0:
+		return []key.Binding{m.c.keys.Quit, m.c.keys.Help}
 	case m.focus == focusList:
 		return m.list.ShortHelp()
 	}

@@ -160,22 +160,26 @@ func (d *helpDialog) update(msg tea.KeyMsg) (bool, tea.Cmd) {
 func (d *helpDialog) view(width, _ int) string {
 	st := d.c.st
 	var cols []string
+	total := 0
 	for _, g := range d.groups {
+		kw := 0
+		for _, b := range g {
+			kw = max(kw, textWidth(b.Help().Key))
+		}
 		var rows []string
 		for _, b := range g {
-			if !b.Enabled() {
-				continue
+			if b.Enabled() {
+				rows = append(rows, st.Key.Render(padTo(b.Help().Key, kw))+"  "+st.KeyDesc.Render(b.Help().Desc))
 			}
-			rows = append(rows, st.Key.Render(padTo(b.Help().Key, 10))+" "+st.KeyDesc.Render(b.Help().Desc))
 		}
-		cols = append(cols, strings.Join(rows, "\n"))
+		col := strings.Join(rows, "\n")
+		cols = append(cols, col)
+		total += lipgloss.Width(col) + 4
 	}
 	w := min(width-4, 84)
-	var body string
-	if lipgloss.Width(strings.Join(cols, "    ")) <= w-4 {
+	body := strings.Join(cols, "\n\n")
+	if total-4 <= w-4 {
 		body = lipgloss.JoinHorizontal(lipgloss.Top, joinCols(cols)...)
-	} else {
-		body = strings.Join(cols, "\n\n")
 	}
 	return d.c.box("Keys", []string{body, "", st.Muted.Render("? or esc closes this help")}, width)
 }

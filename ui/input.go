@@ -148,13 +148,9 @@ func (m *Model) panesKey(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.Bottom):
 		t.end()
 	case key.Matches(msg, k.NextRedaction):
-		if !t.nextRedaction() {
-			m.setStatus(m.noRedaction("after"), false)
-		}
+		m.redactionStatus(t.nextRedaction())
 	case key.Matches(msg, k.PrevRedaction):
-		if !t.prevRedaction() {
-			m.setStatus(m.noRedaction("before"), false)
-		}
+		m.redactionStatus(t.prevRedaction())
 	case key.Matches(msg, k.Explain):
 		return m.explainCurrent()
 	case key.Matches(msg, k.HideUnchanged):
@@ -167,12 +163,19 @@ func (m *Model) panesKey(msg tea.KeyMsg) tea.Cmd {
 	return nil
 }
 
-func (m *Model) noRedaction(where string) string {
+func (m *Model) redactionStatus(found, wrapped bool) {
 	c := m.counter.get(countKey{m.tr.sid, m.c.model})
-	if c == nil || c.upto < m.tr.count {
-		return "still counting redactions; try again in a moment"
+	counting := c == nil || c.upto < m.tr.count
+	switch {
+	case !found && counting:
+		m.setStatus("still counting redactions; try again in a moment", false)
+	case !found:
+		m.setStatus("nothing is redacted for "+inertLine(m.c.model)+" in this session", false)
+	case wrapped && counting:
+		m.setStatus("wrapped around (still counting, more may come)", false)
+	case wrapped:
+		m.setStatus("wrapped around", false)
 	}
-	return "no redaction " + where + " this message for " + inertLine(m.c.model)
 }
 
 // nextLayout cycles split → sent → stored; narrow screens skip split.

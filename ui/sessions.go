@@ -22,15 +22,15 @@ func (i sessionItem) FilterValue() string {
 	return i.h.Title + " " + i.h.ID + " " + i.h.LastModel
 }
 
-// sessionDelegate draws a session in two lines: its title, then message
-// count, last model, age and — once counted — how many messages the active
-// model would get redacted.
+// sessionDelegate draws a session in three lines: its title; its message
+// count and, once counted, how many of them the active model would get
+// redacted; its last model and age.
 type sessionDelegate struct {
 	c     *common
 	badge func(session.Header) string
 }
 
-func (d sessionDelegate) Height() int                         { return 2 }
+func (d sessionDelegate) Height() int                         { return 3 }
 func (d sessionDelegate) Spacing() int                        { return 1 }
 func (d sessionDelegate) Update(tea.Msg, *list.Model) tea.Cmd { return nil }
 
@@ -44,19 +44,20 @@ func (d sessionDelegate) Render(w io.Writer, m list.Model, index int, item list.
 	if title == "" {
 		title = "(untitled " + shortID(it.h.ID) + ")"
 	}
-	info := plural(int(it.h.Count), "msg", "msgs")
-	if it.h.LastModel != "" {
-		info += " · " + inertLine(it.h.LastModel)
-	}
-	info += " · " + age(d.c.now(), it.h.UpdatedAt)
+	counts := plural(int(it.h.Count), "msg", "msgs")
 	if b := d.badge(it.h); b != "" {
-		info += " · " + b
+		counts += " · " + b
+	}
+	info := age(d.c.now(), it.h.UpdatedAt)
+	if it.h.LastModel != "" {
+		info = inertLine(it.h.LastModel) + " · " + info
 	}
 	mark, tst := "  ", st.Title
 	if index == m.Index() {
 		mark, tst = st.Selected.wrap("▌")+" ", st.FocusTitle
 	}
-	fmt.Fprintf(w, "%s%s\n%s%s", mark, tst.Render(ansi.Truncate(title, width-2, "…")),
+	fmt.Fprintf(w, "%s%s\n%s%s\n%s%s", mark, tst.Render(ansi.Truncate(title, width-2, "…")),
+		mark, ansi.Truncate(counts, width-2, "…"),
 		mark, st.Muted.Render(ansi.Truncate(info, width-2, "…")))
 }
 

@@ -429,22 +429,30 @@ func (t *transcript) jump(seq uint64) {
 
 // --- redactions ---
 
-func (t *transcript) nextRedaction() bool {
+// nextRedaction makes the next redacted message current, wrapping around
+// at the end; wrapped says it did.
+func (t *transcript) nextRedaction() (found, wrapped bool) {
+	if len(t.redacted) == 0 {
+		return false, false
+	}
 	i := sort.Search(len(t.redacted), func(i int) bool { return t.redacted[i] > t.sel })
 	if i == len(t.redacted) {
-		return false
+		i, wrapped = 0, true
 	}
 	t.jump(t.redacted[i])
-	return true
+	return true, wrapped
 }
 
-func (t *transcript) prevRedaction() bool {
+func (t *transcript) prevRedaction() (found, wrapped bool) {
+	if len(t.redacted) == 0 {
+		return false, false
+	}
 	i := sort.Search(len(t.redacted), func(i int) bool { return t.redacted[i] >= t.sel })
 	if i == 0 {
-		return false
+		i, wrapped = len(t.redacted), true
 	}
 	t.jump(t.redacted[i-1])
-	return true
+	return true, wrapped
 }
 
 // redactionIndex is the 1-based place of the current message among the

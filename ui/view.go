@@ -200,18 +200,26 @@ func tildePath(p string) string {
 // where the current message is, and any message for the user.
 func (m *Model) statusLine() string {
 	st, t := m.c.st, m.tr
+	var parts []string
 	if m.status != "" {
 		s := st.Status
 		if m.failed {
 			s = st.Error
 		}
-		return ansi.Truncate(" "+s.Render(m.status), m.c.width, "…")
+		parts = append(parts, s.Render(m.status))
 	}
 	if t.sid == "" || t.count == 0 {
-		return ""
+		return ansi.Truncate(" "+strings.Join(parts, " · "), m.c.width, "…")
 	}
-	var parts []string
 	c := m.counter.get(countKey{t.sid, m.c.model})
+	if c != nil {
+		if i := t.redactionIndex(); i > 0 {
+			parts = append(parts, st.Key.Render("redaction "+strconv.Itoa(i)+"/"+strconv.Itoa(len(c.redacted))))
+		}
+	}
+	if t.sel > 0 {
+		parts = append(parts, "#"+strconv.FormatUint(t.sel, 10)+"/"+strconv.FormatUint(t.count, 10))
+	}
 	if c == nil {
 		parts = append(parts, "counting redactions…")
 	} else {
@@ -221,12 +229,6 @@ func (m *Model) statusLine() string {
 			s += fmt.Sprintf(" (counted %d of %d)", c.upto, t.count)
 		}
 		parts = append(parts, s)
-		if i := t.redactionIndex(); i > 0 {
-			parts = append(parts, st.Key.Render("redaction "+strconv.Itoa(i)+"/"+strconv.Itoa(len(c.redacted))))
-		}
-	}
-	if t.sel > 0 {
-		parts = append(parts, "#"+strconv.FormatUint(t.sel, 10)+"/"+strconv.FormatUint(t.count, 10))
 	}
 	return ansi.Truncate(" "+strings.Join(parts, " · "), m.c.width, "…")
 }

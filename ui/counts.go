@@ -70,6 +70,7 @@ type counter struct {
 	results map[countKey]*counts
 	failed  map[countKey]bool // a step failed: not retried until the session reloads
 	busy    bool
+	version int // bumped whenever a figure changes
 }
 
 func newCounter() counter {
@@ -82,6 +83,7 @@ func (k *counter) get(key countKey) *counts { return k.results[key] }
 // session that changed underneath, a deleted one) is dropped.
 func (k *counter) take(cm countsMsg) {
 	k.busy = false
+	k.version++
 	if cm.err != nil {
 		k.failed[cm.key] = true
 		return
@@ -132,6 +134,7 @@ func (k *counter) next(st *session.Store, pol *policy.Policy, model string, jobs
 
 // forget drops a session's counts (deleted, or rewritten by an import).
 func (k *counter) forget(sid string) {
+	k.version++
 	for key := range k.results {
 		if key.sid == sid {
 			delete(k.results, key)

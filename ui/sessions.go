@@ -88,6 +88,19 @@ func age(now, t time.Time) string {
 type sessionList struct {
 	c *common
 	l list.Model
+
+	w, h    int
+	version int // bumped on every change to the list itself
+	cache   string
+	cacheAt viewKey
+}
+
+// viewKey is everything the list's look depends on besides the list.
+type viewKey struct {
+	version, counted int
+	focused          bool
+	model            string
+	minute           time.Time
 }
 
 func newSessionList(c *common, badge func(session.Header) string) sessionList {
@@ -117,6 +130,7 @@ func (s *sessionList) setSessions(hs []session.Header) tea.Cmd {
 			sel = i
 		}
 	}
+	s.version++
 	cmd := s.l.SetItems(items)
 	if !s.l.IsFiltered() {
 		s.l.Select(sel)
@@ -143,9 +157,16 @@ func (s *sessionList) headers() []session.Header {
 
 func (s *sessionList) typing() bool { return s.l.SettingFilter() }
 
-func (s *sessionList) setSize(w, h int) { s.l.SetSize(w, h) }
+func (s *sessionList) setSize(w, h int) {
+	if w != s.w || h != s.h {
+		s.w, s.h = w, h
+		s.version++
+		s.l.SetSize(w, h)
+	}
+}
 
 func (s *sessionList) update(msg tea.Msg) tea.Cmd {
+	s.version++
 	var cmd tea.Cmd
 	s.l, cmd = s.l.Update(msg)
 	return cmd
@@ -156,7 +177,14 @@ func (s *sessionList) startFilter() tea.Cmd {
 	return s.update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{'/'}})
 }
 
-func (s *sessionList) view(focused bool) string {
+// view draws the list; the bubbles list renders every item each time, so
+// the result is kept until something it shows changes. counted is the
+// counter's version (badges).
+func (s *sessionList) view(focused bool, counted int) string {
+	k := viewKey{version: s.version, counted: counted, focused: focused, model: s.c.model, minute: s.c.now().Truncate(time.Minute)}
+	if k == s.cacheAt && s.cache != "" {
+		return s.cache
+	}
 	if focused {
 		s.l.Styles.Title = s.c.st.FocusTitle
 		s.l.Title = "▸ Sessions"
@@ -164,7 +192,8 @@ func (s *sessionList) view(focused bool) string {
 		s.l.Styles.Title = s.c.st.Title
 		s.l.Title = "Sessions"
 	}
-	return s.l.View()
+	s.cache, s.cacheAt = s.l.View(), k
+	return s.cache
 }
 
 func (s *sessionList) ShortHelp() []key.Binding {

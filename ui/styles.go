@@ -44,6 +44,9 @@ type styles struct {
 	User, Assistant, Tool, System                                             ink
 	HeaderRule                                                                ink
 
+	// the layout styles above as inks, for what is drawn on every frame
+	AppInk, TitleInk, FocusTitleInk, MutedInk, KeyInk, DescInk, ErrorInk, RuleInk ink
+
 	sep string // between the stored and the sent pane
 }
 
@@ -86,7 +89,10 @@ func newStyles() *styles {
 	s.Tool = inkOf(lipgloss.NewStyle().Foreground(warn).Bold(true))
 	s.System = inkOf(lipgloss.NewStyle().Foreground(muted).Bold(true))
 	s.HeaderRule = inkOf(lipgloss.NewStyle().Foreground(muted))
-	s.sep = inkOf(s.Rule).wrap(" │ ")
+	s.AppInk, s.TitleInk, s.FocusTitleInk = inkOf(s.App), inkOf(s.Title), inkOf(s.FocusTitle)
+	s.MutedInk, s.KeyInk, s.DescInk = inkOf(s.Muted), inkOf(s.Key), inkOf(s.KeyDesc)
+	s.ErrorInk, s.RuleInk = inkOf(s.Error), inkOf(s.Rule)
+	s.sep = s.RuleInk.wrap(" │ ")
 	return s
 }
 

@@ -67,7 +67,7 @@ func (m *Model) View() string {
 	case m.loaded && len(m.list.l.Items()) == 0:
 		body = lipgloss.Place(w, bodyH, lipgloss.Center, lipgloss.Center, m.welcome(w))
 	case m.narrow() && m.focus == focusList:
-		body = m.list.view(true)
+		body = m.list.view(true, m.counter.version)
 	case m.narrow():
 		body = m.panesView()
 	default:
@@ -99,10 +99,11 @@ func fitLines(s string, w, h int) []string {
 
 func (m *Model) wideBody(bodyH int) string {
 	lw := m.listWidth()
-	left := fitLines(m.list.view(m.focus == focusList), lw, bodyH)
+	left := fitLines(m.list.view(m.focus == focusList, m.counter.version), lw, bodyH)
 	right := strings.Split(m.panesView(), "\n")
-	rule := m.c.st.Rule.Render("│")
+	rule := m.c.st.RuleInk.wrap("│")
 	var b strings.Builder
+	b.Grow(bodyH * (m.c.width + 64))
 	for i := range bodyH {
 		if i > 0 {
 			b.WriteByte('\n')
@@ -120,7 +121,7 @@ func (m *Model) wideBody(bodyH int) string {
 func (m *Model) panesView() string {
 	t := m.tr
 	if t.sid == "" {
-		return m.c.st.Muted.Render(" No session open: choose one in the list (tab).")
+		return m.c.st.MutedInk.wrap(" No session open: choose one in the list (tab).")
 	}
 	rows := t.view()
 	if len(rows) == 0 {
@@ -128,7 +129,7 @@ func (m *Model) panesView() string {
 		if t.hide {
 			msg = " No message differs from what is stored for " + inertLine(m.c.model) + ". u shows all."
 		}
-		rows = []string{m.c.st.Muted.Render(msg)}
+		rows = []string{m.c.st.MutedInk.wrap(msg)}
 	}
 	return m.paneTitles() + "\n" + strings.Join(rows, "\n")
 }
@@ -136,9 +137,9 @@ func (m *Model) panesView() string {
 func (m *Model) paneTitles() string {
 	st, t := m.c.st, m.tr
 	lw, rw := t.paneWidths()
-	tst := st.Title
+	tst := st.TitleInk
 	if m.focus == focusPanes {
-		tst = st.FocusTitle
+		tst = st.FocusTitleInk
 	}
 	stored := "Stored"
 	if t.hide {
@@ -155,13 +156,13 @@ func (m *Model) paneTitles() string {
 	var b strings.Builder
 	b.WriteString(" ")
 	if lw > 0 {
-		b.WriteString(tst.Render(padTo(ansi.Truncate(stored, lw, "…"), lw)))
+		b.WriteString(tst.wrap(padTo(ansi.Truncate(stored, lw, "…"), lw)))
 	}
 	if lw > 0 && rw > 0 {
 		b.WriteString(st.sep)
 	}
 	if rw > 0 {
-		b.WriteString(tst.Render(padTo(ansi.Truncate(sent, rw, "…"), rw)))
+		b.WriteString(tst.wrap(padTo(ansi.Truncate(sent, rw, "…"), rw)))
 	}
 	return b.String()
 }
@@ -173,10 +174,10 @@ func (m *Model) header() string {
 		model = "no model"
 	}
 	parts := []string{
-		st.App.Render("scrim"),
+		st.AppInk.wrap("scrim"),
 		model + " " + st.tierBadge(m.c.tier()),
-		st.Muted.Render("store ") + inertLine(tildePath(m.c.storeDir)),
-		st.Muted.Render("policy ") + inertLine(tildePath(m.c.pol.File)),
+		st.MutedInk.wrap("store ") + inertLine(tildePath(m.c.storeDir)),
+		st.MutedInk.wrap("policy ") + inertLine(tildePath(m.c.pol.File)),
 	}
 	return ansi.Truncate(" "+strings.Join(parts, "  "), m.c.width, "…")
 }
@@ -202,11 +203,11 @@ func (m *Model) statusLine() string {
 	st, t := m.c.st, m.tr
 	var parts []string
 	if m.status != "" {
-		s := st.Status
+		s := ink{}
 		if m.failed {
-			s = st.Error
+			s = st.ErrorInk
 		}
-		parts = append(parts, s.Render(m.status))
+		parts = append(parts, s.wrap(m.status))
 	}
 	if t.sid == "" || t.count == 0 {
 		return ansi.Truncate(" "+strings.Join(parts, " · "), m.c.width, "…")
@@ -214,7 +215,7 @@ func (m *Model) statusLine() string {
 	c := m.counter.get(countKey{t.sid, m.c.model})
 	if c != nil {
 		if i := t.redactionIndex(); i > 0 {
-			parts = append(parts, st.Key.Render("redaction "+strconv.Itoa(i)+"/"+strconv.Itoa(len(c.redacted))))
+			parts = append(parts, st.KeyInk.wrap("redaction "+strconv.Itoa(i)+"/"+strconv.Itoa(len(c.redacted))))
 		}
 	}
 	if t.sel > 0 {
@@ -260,7 +261,7 @@ func (m *Model) helpLine() string {
 		if used > 0 {
 			sep = " • "
 		}
-		b.WriteString(st.Muted.Render(sep) + st.Key.Render(h.Key) + " " + st.KeyDesc.Render(h.Desc))
+		b.WriteString(st.MutedInk.wrap(sep) + st.KeyInk.wrap(h.Key) + " " + st.DescInk.wrap(h.Desc))
 		used += textWidth(sep + h.Key + " " + h.Desc)
 	}
 	for _, kb := range items {
@@ -272,7 +273,7 @@ func (m *Model) helpLine() string {
 		item(kb)
 	}
 	if cut {
-		b.WriteString(st.Muted.Render(" …"))
+		b.WriteString(st.MutedInk.wrap(" …"))
 		used += 2
 	}
 	if last != nil {
@@ -286,12 +287,12 @@ func (m *Model) welcome(width int) string {
 	rows := []string{
 		"No sessions in " + inertLine(tildePath(m.c.storeDir)) + " yet. To get some:",
 		"",
-		st.Key.Render("scrim import claude ~/.claude/projects") + "   import Claude Code sessions",
-		st.Key.Render("scrim import codex ~/.codex/sessions") + "     import Codex sessions",
-		st.Key.Render("scrim new --title T") + "                     start an empty session",
-		st.Key.Render("scrim demo") + "                              try scrim on a demo project",
+		st.KeyInk.wrap("scrim import claude ~/.claude/projects") + "   import Claude Code sessions",
+		st.KeyInk.wrap("scrim import codex ~/.codex/sessions") + "     import Codex sessions",
+		st.KeyInk.wrap("scrim new --title T") + "                     start an empty session",
+		st.KeyInk.wrap("scrim demo") + "                              try scrim on a demo project",
 		"",
-		st.Muted.Render("Then run scrim again. q quits."),
+		st.MutedInk.wrap("Then run scrim again. q quits."),
 	}
 	return m.c.box("Welcome to scrim", wrapBlock(rows, min(width-8, 80)), width)
 }

@@ -1,10 +1,14 @@
 package ui
 
 import (
+	"io"
+	"os"
+	"strconv"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/term"
 
 	"github.com/scrim-dev/scrim/session"
 )
@@ -55,12 +59,25 @@ func New(cfg Config) *Model {
 	return m
 }
 
-// Run starts the program on the terminal and blocks until the user quits.
-func Run(cfg Config) error {
+// Run starts the program on in and out and blocks until the user quits.
+// When out is not a terminal (a pipe, a test) nothing reports its size, so
+// the layout is $COLUMNS×$LINES, else 80×24.
+func Run(cfg Config, in io.Reader, out io.Writer) error {
 	m := New(cfg)
-	_, err := tea.NewProgram(m, tea.WithAltScreen()).Run()
+	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithInput(in), tea.WithOutput(out))
+	if f, ok := out.(*os.File); !ok || !term.IsTerminal(f.Fd()) {
+		go p.Send(tea.WindowSizeMsg{Width: envInt("COLUMNS", 80), Height: envInt("LINES", 24)})
+	}
+	_, err := p.Run()
 	m.chat.stop()
 	return err
+}
+
+func envInt(name string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
+		return n
+	}
+	return def
 }
 
 type sessionsMsg struct {

@@ -40,11 +40,12 @@ func spaces(n int) string {
 	return strings.Repeat(" ", n)
 }
 
-// textWidth is the width of plain text in cells, measured like lipgloss
-// measures (grapheme clusters), with a fast path for ASCII.
+// textWidth is the width of text in cells, measured like lipgloss measures
+// (grapheme clusters, escape sequences take no room), with a fast path for
+// plain ASCII.
 func textWidth(s string) int {
 	for i := 0; i < len(s); i++ {
-		if s[i] >= 0x80 {
+		if s[i] >= 0x80 || s[i] == 0x1b {
 			return ansi.StringWidth(s)
 		}
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/scrim-dev/scrim/assets"
 	"github.com/scrim-dev/scrim/policy"
+	"github.com/scrim-dev/scrim/runner"
 	"github.com/scrim-dev/scrim/session"
 	"github.com/scrim-dev/scrim/tools"
 	"github.com/scrim-dev/scrim/ui"
@@ -56,7 +57,14 @@ func newDemoCmd(a *app) *cobra.Command {
 				return err
 			}
 			defer d.store.Close()
-			return ui.Run(ui.Config{Store: d.store, StoreDir: d.storeDir, Policy: d.pol, Model: demoModel}, a.stdin, a.stdout)
+			// Only the offline demo provider (and the catalogue, to compare
+			// tiers): the user's providers.toml plays no part in the demo.
+			provs, err := runner.ParseProviders(nil, "")
+			if err != nil {
+				return err
+			}
+			defer provs.Close()
+			return ui.Run(tuiConfig(d.store, d.storeDir, d.pol, provs, demoModel), a.stdin, a.stdout)
 		},
 	}
 	cmd.Flags().BoolVar(&keep, "keep", false, "keep the demo folder (workspace, policy, store) and print where it is")
@@ -178,7 +186,7 @@ func (d *demo) seed(ctx context.Context, title, model string, steps []demoStep) 
 		switch {
 		case s.Model != "":
 			msgs = append(msgs, &session.Message{Role: session.RoleEvent, Model: s.Model, Parts: []session.Part{
-				{Kind: session.PartText, Text: switchText(d.pol, model, s.Model)},
+				{Kind: session.PartText, Text: runner.SwitchText(d.pol, model, s.Model)},
 			}})
 			model = s.Model
 		case s.User != "":
@@ -232,9 +240,3 @@ func demoCallID() string {
 	return "call_" + hex.EncodeToString(b[:])
 }
 
-// switchText is the event the runner records on a model switch.
-func switchText(p *policy.Policy, from, to string) string {
-	tf, _ := p.TierFor(from)
-	tt, _ := p.TierFor(to)
-	return fmt.Sprintf("model switched from %s (tier %s) to %s (tier %s)", from, tf.Label, to, tt.Label)
-}

@@ -130,9 +130,6 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.opened(msg)
 	case pageMsg:
 		m.tr.addPage(msg)
-		if msg.sid == m.tr.sid && msg.model != m.c.model {
-			cmds = append(cmds, rebuild(m.c.pol, m.tr.sid, m.tr.gen, m.c.model, m.tr.staleModel()))
-		}
 	case rebuildMsg:
 		m.tr.applyRebuild(msg)
 	case countsMsg:
@@ -152,10 +149,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case deletedMsg:
 		cmds = append(cmds, m.deleted(msg))
 	case chatDeltaMsg:
-		if msg.sid == m.chat.sid {
-			m.chat.reply.WriteString(msg.text)
+		if msg.sid == m.chat.sid && m.chat.note(msg.delta) && msg.sid == m.tr.sid {
+			cmds = append(cmds, m.refresh())
 		}
 		cmds = append(cmds, waitChat(msg.sid, m.chat.model, msg.events))
+	case grownMsg:
+		m.tr.grow(msg)
 	case chatDoneMsg:
 		cmds = append(cmds, m.chatDone(msg))
 	default:
@@ -167,7 +166,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	}
 	m.resize()
-	cmds = append(cmds, m.tr.fetch())
+	cmds = append(cmds, m.tr.fetch(), m.tr.rebuildStale())
 	if c := m.counter.next(m.c.store, m.c.pol, m.c.model, m.countJobs()); c != nil {
 		if m.background != nil {
 			m.background(c)
@@ -201,14 +200,14 @@ func (m *Model) gotSessions(msg sessionsMsg) tea.Cmd {
 	if len(msg.headers) == 0 {
 		m.focus = focusList
 	}
-	// A session whose message count changed (chat, another process) is
-	// reloaded so new messages show up.
+	// The open session grew (chat, another process): show the new messages.
+	var grow tea.Cmd
 	for _, h := range msg.headers {
-		if h.ID == m.tr.sid && h.Count != m.tr.count {
-			m.tr.reset("")
+		if h.ID == m.tr.sid && h.Count > m.tr.count && m.tr.count > 0 {
+			grow = m.refresh()
 		}
 	}
-	return tea.Batch(cmd, m.syncOpen())
+	return tea.Batch(cmd, grow, m.syncOpen())
 }
 
 // syncOpen opens the session selected in the list, if it is not open yet.
@@ -280,10 +279,26 @@ func (m *Model) setModel(model string) tea.Cmd {
 	if m.tr.hide {
 		m.tr.setHide(true)
 	}
-	if m.tr.sid == "" {
-		return nil
+	return nil // Update's rebuildStale rebuilds the sent pane for model
+}
+
+// grownMsg is the open session's header read again after messages were
+// added to it.
+type grownMsg struct {
+	sid  string
+	gen  int
+	head session.Header
+}
+
+func (m *Model) refresh() tea.Cmd {
+	st, sid, gen := m.c.store, m.tr.sid, m.tr.gen
+	return func() tea.Msg {
+		h, err := st.Get(sid)
+		if err != nil {
+			return nil
+		}
+		return grownMsg{sid: sid, gen: gen, head: h}
 	}
-	return rebuild(m.c.pol, m.tr.sid, m.tr.gen, model, m.tr.staleModel())
 }
 
 func (m *Model) deleted(msg deletedMsg) tea.Cmd {

@@ -8,12 +8,15 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/scrim-dev/scrim/runner"
+	"github.com/scrim-dev/scrim/session"
 )
 
-// chatEvent is what the sending goroutine reports: a piece of the answer,
+// chatEvent is what the sending goroutine reports: a notice of the runner,
 // or the end of the turn.
 type chatEvent struct {
-	delta string
+	delta runner.Delta
 	done  bool
 	err   error
 }
@@ -22,7 +25,7 @@ type chatEvent struct {
 // may have opened another session while the answer streams in.
 type chatDeltaMsg struct {
 	sid    string
-	text   string
+	delta  runner.Delta
 	events <-chan chatEvent
 }
 
@@ -47,7 +50,7 @@ type chat struct {
 func newChat(c *common) *chat {
 	in := textinput.New()
 	in.Prompt = "› "
-	in.Placeholder = "ask the active model; enter sends, esc leaves"
+	in.Placeholder = "ask the active model; enter sends, esc leaves the prompt"
 	in.CharLimit = 8000
 	in.Cursor.SetMode(cursor.CursorStatic)
 	return &chat{c: c, input: in}
@@ -62,7 +65,7 @@ func (ch *chat) start(s Sender, sid, model, prompt string) tea.Cmd {
 	events := make(chan chatEvent, 256)
 	go func() {
 		defer cancel()
-		err := s.Send(ctx, sid, model, prompt, func(t string) { events <- chatEvent{delta: t} })
+		err := s.Send(ctx, sid, model, prompt, func(d runner.Delta) { events <- chatEvent{delta: d} })
 		events <- chatEvent{done: true, err: err}
 	}()
 	return waitChat(sid, model, events)
@@ -74,8 +77,41 @@ func waitChat(sid, model string, events <-chan chatEvent) tea.Cmd {
 		if ev.done {
 			return chatDoneMsg{sid: sid, model: model, err: ev.err}
 		}
-		return chatDeltaMsg{sid: sid, text: ev.delta, events: events}
+		return chatDeltaMsg{sid: sid, delta: ev.delta, events: events}
 	}
+}
+
+// note adds a runner notice to what streams in; it reports whether a
+// message was stored (the session should be reloaded to show it).
+func (ch *chat) note(d runner.Delta) (stored bool) {
+	switch d.Kind {
+	case runner.DeltaText:
+		ch.reply.WriteString(d.Text)
+	case runner.DeltaSwitch:
+		ch.line("— " + d.Text)
+	case runner.DeltaToolStart:
+		ch.line("→ " + d.Tool + " " + d.Input)
+	case runner.DeltaToolFinish:
+		state := "✓"
+		if d.Denied || d.IsError {
+			state = "✗"
+		}
+		ch.line(state + " " + d.Tool + ": " + d.Text)
+	case runner.DeltaStored:
+		// What was streamed is now in the session, shown in the panes.
+		if d.Message != nil && d.Message.Role == session.RoleAssistant {
+			ch.reply.Reset()
+		}
+		return true
+	}
+	return false
+}
+
+func (ch *chat) line(s string) {
+	if ch.reply.Len() > 0 && !strings.HasSuffix(ch.reply.String(), "\n") {
+		ch.reply.WriteByte('\n')
+	}
+	ch.reply.WriteString(s + "\n")
 }
 
 func (ch *chat) stop() {
@@ -120,5 +156,7 @@ func (ch *chat) view(width int, focused bool, sid string) []string {
 
 func (ch *chat) ShortHelp() []key.Binding {
 	k := ch.c.keys
-	return []key.Binding{k.Send, key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "leave (cancels a running turn)"))}
+	return []key.Binding{k.Send,
+		key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "leave the prompt")),
+		key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "stop the answer / clear"))}
 }

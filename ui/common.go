@@ -5,13 +5,14 @@ import (
 	"time"
 
 	"github.com/scrim-dev/scrim/policy"
+	"github.com/scrim-dev/scrim/runner"
 	"github.com/scrim-dev/scrim/session"
 )
 
-// Sender sends one chat turn and streams the answer's text. cmd_tui.go
-// adapts the runner to it.
+// Sender sends one chat turn, streaming notices as it goes; *runner.Runner
+// is one.
 type Sender interface {
-	Send(ctx context.Context, sessionID, model, prompt string, onDelta func(text string)) error
+	Send(ctx context.Context, sessionID, model, prompt string, onDelta func(runner.Delta)) error
 }
 
 // ModelChoice is one entry of the model picker.

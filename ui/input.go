@@ -134,6 +134,7 @@ func (m *Model) promptKey(msg tea.KeyMsg) tea.Cmd {
 // panesKey handles the stored | sent panes' own keys.
 func (m *Model) panesKey(msg tea.KeyMsg) tea.Cmd {
 	k, t := m.c.keys, m.tr
+	t.follow = false
 	switch {
 	case key.Matches(msg, k.Down):
 		t.down()

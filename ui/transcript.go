@@ -46,6 +46,8 @@ type transcript struct {
 	layout paneLayout
 
 	redacted []uint64 // Seqs with a placeholder for the active model (from counts)
+	follow   bool     // keep the end in view as messages arrive (chat)
+	building string   // model a rebuild of the sent side is running for
 
 	width, height int // rows area, without the pane titles
 }
@@ -62,6 +64,29 @@ func (t *transcript) reset(sid string) {
 	t.loading = map[uint64]bool{}
 	t.top, t.sel = anchor{}, 0
 	t.redacted = nil
+	t.follow, t.building = false, ""
+}
+
+// grow takes a longer header of the open session: the short last page is
+// read again, loads in flight are dropped (they may predate the new
+// messages), and a view that was at the end follows the new end.
+func (t *transcript) grow(g grownMsg) {
+	if g.sid != t.sid || g.gen != t.gen || g.head.Count <= t.count {
+		return
+	}
+	last, _ := t.last()
+	atEnd := t.sel == 0 || t.sel == last
+	if t.count > 0 {
+		delete(t.pages, pageOf(t.count))
+	}
+	t.count, t.title = g.head.Count, g.head.Title
+	t.gen++
+	t.loading = map[uint64]bool{}
+	t.building = ""
+	if atEnd && !t.hide {
+		t.follow = true
+		t.end()
+	}
 }
 
 func (t *transcript) setSize(w, h int) {
@@ -619,22 +644,40 @@ func (t *transcript) addPage(pm pageMsg) {
 		return
 	}
 	t.pages[pm.idx] = newPage(pm.idx, t.count, pm.msgs, pm.hist, pm.model)
+	if t.follow {
+		t.end()
+	}
 	t.clampEnd()
 }
 
-// staleModel lists the loaded pages whose sent side is for another model.
-func (t *transcript) staleModel() map[uint64][]session.Message {
-	out := map[uint64][]session.Message{}
+// rebuildStale starts building, for the active model, the sent side of
+// loaded pages built for another model (after a switch, or pages that were
+// loading during one); one rebuild at a time.
+func (t *transcript) rebuildStale() tea.Cmd {
+	if t.sid == "" || t.building == t.c.model {
+		return nil
+	}
+	stale := map[uint64][]session.Message{}
 	for idx, p := range t.pages {
 		if p.model != t.c.model {
-			out[idx] = p.stored
+			stale[idx] = p.stored
 		}
 	}
-	return out
+	if len(stale) == 0 {
+		return nil
+	}
+	t.building = t.c.model
+	return rebuild(t.c.pol, t.sid, t.gen, t.c.model, stale)
 }
 
 func (t *transcript) applyRebuild(rm rebuildMsg) {
-	if rm.sid != t.sid || rm.gen != t.gen || rm.model != t.c.model {
+	if rm.sid != t.sid || rm.gen != t.gen {
+		return
+	}
+	if t.building == rm.model {
+		t.building = ""
+	}
+	if rm.model != t.c.model {
 		return
 	}
 	for idx, hist := range rm.hists {

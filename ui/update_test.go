@@ -6,6 +6,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/scrim-dev/scrim/runner"
 	"github.com/scrim-dev/scrim/session"
 )
 
@@ -239,5 +240,45 @@ func TestNarrowScreensReflow(t *testing.T) {
 	drive(m, keyMsg("s"))
 	if m.tr.layout != layoutSent {
 		t.Fatalf("s toggles back; got %d", m.tr.layout)
+	}
+}
+
+// Chat goes through the real runner and its offline demo provider (an HTTP
+// server on loopback): the answer streams in, is stored, and shows in both
+// panes; the sent pane still has the placeholders.
+func TestChatSendsThroughTheRunner(t *testing.T) {
+	st := openStore(t, t.TempDir())
+	seedFixture(t, st)
+	cfg := fixtureConfig(t, st, "demo/limited")
+	provs, err := runner.ParseProviders(nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { provs.Close() })
+	cfg.Sender = runner.New(st, cfg.Policy, provs)
+	m := New(cfg)
+	drive(m, m.Init()())
+	drive(m, tea.WindowSizeMsg{Width: 120, Height: 40})
+	sid := m.tr.sid
+	drive(m, keyMsg("i"))
+	for _, r := range "what do you see?" {
+		drive(m, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})
+	}
+	drive(m, keyMsg("enter")) // runs the turn to its end (drive waits for every command)
+	if m.chat.sending || m.chat.err != "" {
+		t.Fatalf("turn not finished cleanly: sending %v, error %q", m.chat.sending, m.chat.err)
+	}
+	h, _ := st.Get(sid)
+	if h.Count != 12 || m.tr.count != 12 {
+		t.Fatalf("store has %d messages, panes show %d; want 9 + switch event + prompt + answer", h.Count, m.tr.count)
+	}
+	if m.tr.sel != 12 {
+		t.Fatalf("the view should follow the new messages; current #%d", m.tr.sel)
+	}
+	got := strings.Join(strings.Fields(rightPane(m)), " ")
+	for _, want := range []string{"what do you see?", "demo/limited here", `placeholders: 3 for trust tier "limited"`} {
+		if !strings.Contains(got, want) {
+			t.Fatalf("sent pane lacks %q:\n%s", want, got)
+		}
 	}
 }

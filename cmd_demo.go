@@ -239,4 +239,3 @@ func demoCallID() string {
 	_, _ = rand.Read(b[:])
 	return "call_" + hex.EncodeToString(b[:])
 }
-

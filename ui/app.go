@@ -162,7 +162,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if m.picker != nil {
 			cmds = append(cmds, m.picker.passThrough(msg))
 		} else {
-			cmds = append(cmds, m.list.update(msg))
+			cmds = append(cmds, m.list.update(msg), m.syncOpen())
 		}
 	}
 	m.resize()
@@ -214,7 +214,9 @@ func (m *Model) gotSessions(msg sessionsMsg) tea.Cmd {
 func (m *Model) syncOpen() tea.Cmd {
 	h, ok := m.list.selected()
 	if !ok {
-		if m.tr.sid != "" {
+		// A filter that matches nothing keeps the open session on screen;
+		// an empty store has none.
+		if len(m.list.l.Items()) == 0 && m.tr.sid != "" {
 			m.tr.reset("")
 		}
 		return nil

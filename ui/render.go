@@ -109,12 +109,12 @@ func (s *styles) pathSegs(segs []seg, v sideView, m *session.Message) []seg {
 	paths := m.Meta.SourcePaths
 	for i, p := range paths {
 		if i == maxPathLines {
-			segs = append(segs, seg{text: "↳ … " + strconv.Itoa(len(paths)-i) + " more (e explains all)\n", ink: s.Path})
+			segs = append(segs, seg{text: "└ … " + strconv.Itoa(len(paths)-i) + " more (e explains all)\n", ink: s.Path})
 			break
 		}
-		k, mark := s.Path, "↳ "
+		k, mark := s.Path, "└ "
 		if v.whole || v.denied[p] {
-			k, mark = s.Err, "↳ ✗ "
+			k, mark = s.Err, "└ ✗ "
 		}
 		segs = append(segs, seg{text: mark + inertLine(p) + "\n", ink: k})
 	}

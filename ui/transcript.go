@@ -89,9 +89,37 @@ func (t *transcript) grow(g grownMsg) {
 	}
 }
 
-func (t *transcript) setSize(w, h int) {
-	t.width, t.height = max(w, 10), max(h, 1)
-	t.clampEnd()
+// setSize lays the transcript out for w×h rows area and a pane layout.
+// When that changes, every height changes: the current message is kept in
+// view (at the end, the end stays in view).
+func (t *transcript) setSize(w, h int, layout paneLayout) {
+	w, h = max(w, 10), max(h, 1)
+	changed := w != t.width || h != t.height || layout != t.layout
+	last, _ := t.last()
+	atEnd := t.sel != 0 && t.sel == last
+	t.width, t.height, t.layout = w, h, layout
+	switch {
+	case !changed || t.empty() || t.sel == 0:
+		t.clampEnd()
+	case atEnd:
+		t.end()
+	default:
+		t.reveal(t.sel)
+	}
+}
+
+// reveal scrolls as little as possible to bring seq's start, and as much of
+// it as fits, into view.
+func (t *transcript) reveal(seq uint64) {
+	pos, ok := t.relPos(seq)
+	switch {
+	case !ok || pos < 0:
+		t.jump(seq)
+	case pos+t.heightOf(seq) > t.height:
+		t.scrollDown(min(pos+t.heightOf(seq)-t.height, pos))
+	default:
+		t.clampEnd()
+	}
 }
 
 func (t *transcript) empty() bool { return t.sid == "" || t.count == 0 }
@@ -359,14 +387,7 @@ func (t *transcript) down() {
 		return
 	}
 	t.sel = nx
-	pos, ok := t.relPos(nx)
-	if !ok || pos < 0 {
-		t.jump(nx)
-		return
-	}
-	if over := pos + t.heightOf(nx) - t.height; over > 0 {
-		t.scrollDown(min(over, pos))
-	}
+	t.reveal(nx)
 }
 
 // up is down's mirror: the part of the current message above, then the

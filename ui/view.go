@@ -32,15 +32,14 @@ func (m *Model) resize() {
 	if m.narrow() && layout == layoutSplit {
 		layout = layoutSent
 	}
-	m.tr.layout = layout
 	if m.narrow() {
 		m.list.setSize(w, bodyH)
-		m.tr.setSize(w, bodyH-1)
+		m.tr.setSize(w, bodyH-1, layout)
 		return
 	}
 	lw := m.listWidth()
 	m.list.setSize(lw, bodyH)
-	m.tr.setSize(w-lw-1, bodyH-1)
+	m.tr.setSize(w-lw-1, bodyH-1, layout)
 }
 
 func (m *Model) chatLines() []string {

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"strings"
+	"unicode/utf8"
 
 	"github.com/charmbracelet/x/ansi"
 )
@@ -71,7 +72,7 @@ func wrapSegs(segs []seg, width int) []line {
 	for _, s := range segs {
 		w.add(s.text, s.ink)
 	}
-	w.lines = append(w.lines, w.cur)
+	w.lines = append(w.lines, w.cur.measured())
 	return w.lines
 }
 
@@ -111,9 +112,28 @@ func (w *wrapper) addPiece(s string, k ink) {
 }
 
 func (w *wrapper) breakLine(soft bool) {
-	w.lines = append(w.lines, w.cur)
+	w.lines = append(w.lines, w.cur.measured())
 	w.cur = line{}
 	w.soft = soft
+}
+
+// measured sets the line's width from its whole text when it has non-ASCII:
+// grapheme clusters can join across the words the wrapper measured one by
+// one, and the padding must match what the terminal draws.
+func (l line) measured() line {
+	for _, s := range l.segs {
+		for i := 0; i < len(s.text); i++ {
+			if s.text[i] >= 0x80 {
+				var b strings.Builder
+				for _, s := range l.segs {
+					b.WriteString(s.text)
+				}
+				l.width = ansi.StringWidth(b.String())
+				return l
+			}
+		}
+	}
+	return l
 }
 
 func (w *wrapper) put(s string, width int, k ink) {
@@ -167,8 +187,7 @@ func (w *wrapper) hardBreak(s string, k ink) {
 				continue
 			}
 			// A single cluster wider than the whole line: place it anyway.
-			c, cw := ansi.FirstGraphemeCluster(s, ansi.GraphemeWidth)
-			n, used = len(c), cw
+			n, used = firstCluster(s)
 		}
 		w.put(s[:n], used, k)
 		s = s[n:]
@@ -189,12 +208,23 @@ func fitPrefix(s string, room int) (n, width int) {
 			width++
 			continue
 		}
-		c, cw := ansi.FirstGraphemeCluster(s[n:], ansi.GraphemeWidth)
+		cn, cw := firstCluster(s[n:])
 		if width+cw > room {
 			return n, width
 		}
-		n += len(c)
+		n += cn
 		width += cw
 	}
 	return n, width
+}
+
+// firstCluster is the length and width of s's first grapheme cluster; never
+// an empty one, so loops over clusters always advance.
+func firstCluster(s string) (n, width int) {
+	c, w := ansi.FirstGraphemeCluster(s, ansi.GraphemeWidth)
+	if len(c) == 0 {
+		_, size := utf8.DecodeRuneInString(s)
+		return size, 1
+	}
+	return len(c), w
 }

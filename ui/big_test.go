@@ -2,6 +2,8 @@ package ui
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -156,5 +158,27 @@ func TestBigSessionPaging(t *testing.T) {
 		if !strings.Contains(m.statusLine(), fmt.Sprintf("redaction %d/%d", i+1, len(c.redacted))) {
 			t.Fatalf("status %q", m.statusLine())
 		}
+	}
+}
+
+// TestMakeBigStore writes the benchmarks' 100,000-message session to the
+// folder in $SCRIM_BIG_STORE (and the fixture policy next to it), to try
+// the TUI on it by hand and to measure a real process:
+//
+//	SCRIM_BIG_STORE=/tmp/big go test ./ui -run TestMakeBigStore
+//	scrim --store /tmp/big/store --policy /tmp/big/policy.toml
+func TestMakeBigStore(t *testing.T) {
+	dir := os.Getenv("SCRIM_BIG_STORE")
+	if dir == "" {
+		t.Skip("set SCRIM_BIG_STORE to a folder to write the big session there")
+	}
+	st, err := session.Open(filepath.Join(dir, "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	bigSession(t, st, bigN)
+	if err := os.WriteFile(filepath.Join(dir, "policy.toml"), []byte(fixturePolicy), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

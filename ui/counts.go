@@ -9,9 +9,10 @@ import (
 )
 
 // countChunk is how many messages one counting step streams from the store:
-// small enough to keep memory flat, large enough that a 100,000-message
-// session takes about fifty steps.
-const countChunk = 2048
+// small enough that a step's garbage (decoded messages, their redacted copy
+// and prompt) keeps the heap flat, large enough that a 100,000-message
+// session takes about a hundred steps.
+const countChunk = 1024
 
 // countKey names a whole-session count: a session seen by a model.
 type countKey struct{ sid, model string }

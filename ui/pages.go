@@ -167,3 +167,143 @@ func openSession(st *session.Store, pol *policy.Policy, sid string, gen int, mod
 		return out
 	}
 }
+
+// grow takes a longer header of the open session: the short last page is
+// read again, loads in flight are dropped (they may predate the new
+// messages), and a view that was at the end follows the new end.
+func (t *transcript) grow(g grownMsg) {
+	if g.sid != t.sid || g.gen != t.gen || g.head.Count <= t.count {
+		return
+	}
+	last, _ := t.last()
+	atEnd := t.sel == 0 || t.sel == last
+	if t.count > 0 {
+		delete(t.pages, pageOf(t.count))
+	}
+	t.count, t.title = g.head.Count, g.head.Title
+	t.gen++
+	t.loading = map[uint64]bool{}
+	t.building = ""
+	if atEnd && !t.hide {
+		t.follow = true
+		t.end()
+	}
+}
+
+// --- loading ---
+
+// fetch asks for the pages the screen needs, and their neighbours, so that
+// scrolling on rarely waits; it also forgets far pages.
+func (t *transcript) fetch() tea.Cmd {
+	if t.empty() {
+		return nil
+	}
+	first, last := t.visible()
+	if first == 0 {
+		return nil
+	}
+	want := []uint64{}
+	for idx := pageOf(first); idx <= pageOf(last); idx++ {
+		want = append(want, idx)
+	}
+	if p := pageOf(first); p > 0 {
+		want = append(want, p-1)
+	}
+	if p := pageOf(last); p < pageOf(t.count) {
+		want = append(want, p+1)
+	}
+	if t.hide {
+		// Changed messages can be far apart: also their pages.
+		s := last
+		for i := 0; i < 4; i++ {
+			nx, ok := t.next(s)
+			if !ok {
+				break
+			}
+			want, s = append(want, pageOf(nx)), nx
+		}
+	}
+	var cmds []tea.Cmd
+	for _, idx := range want {
+		if t.pages[idx] == nil && !t.loading[idx] {
+			t.loading[idx] = true
+			cmds = append(cmds, loadPage(t.c.store, t.c.pol, t.sid, t.gen, idx, t.c.model))
+		}
+	}
+	t.evict(pageOf(first), pageOf(last))
+	return tea.Batch(cmds...)
+}
+
+// evict drops the least recently used pages beyond maxPages, never the
+// pages on screen.
+func (t *transcript) evict(lo, hi uint64) {
+	for len(t.pages) > maxPages {
+		var victim *page
+		for idx, p := range t.pages {
+			if idx >= lo && idx <= hi {
+				continue
+			}
+			if victim == nil || p.used < victim.used {
+				victim = p
+			}
+		}
+		if victim == nil {
+			return
+		}
+		delete(t.pages, victim.idx)
+	}
+}
+
+// addPage stores a loaded page if it still belongs here.
+func (t *transcript) addPage(pm pageMsg) {
+	if pm.sid != t.sid || pm.gen != t.gen {
+		return
+	}
+	delete(t.loading, pm.idx)
+	if pm.err != nil {
+		return
+	}
+	t.pages[pm.idx] = newPage(pm.idx, t.count, pm.msgs, pm.hist, pm.model)
+	if t.follow {
+		t.end()
+	}
+	t.clampEnd()
+}
+
+// rebuildStale starts building, for the active model, the sent side of
+// loaded pages built for another model (after a switch, or pages that were
+// loading during one); one rebuild at a time.
+func (t *transcript) rebuildStale() tea.Cmd {
+	if t.sid == "" || t.building == t.c.model {
+		return nil
+	}
+	stale := map[uint64][]session.Message{}
+	for idx, p := range t.pages {
+		if p.model != t.c.model {
+			stale[idx] = p.stored
+		}
+	}
+	if len(stale) == 0 {
+		return nil
+	}
+	t.building = t.c.model
+	return rebuild(t.c.pol, t.sid, t.gen, t.c.model, stale)
+}
+
+func (t *transcript) applyRebuild(rm rebuildMsg) {
+	if rm.sid != t.sid || rm.gen != t.gen {
+		return
+	}
+	if t.building == rm.model {
+		t.building = ""
+	}
+	if rm.model != t.c.model {
+		return
+	}
+	for idx, hist := range rm.hists {
+		if p := t.pages[idx]; p != nil {
+			p.setSent(hist, rm.model)
+		}
+	}
+	t.clampEnd()
+}

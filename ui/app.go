@@ -3,6 +3,7 @@ package ui
 import (
 	"io"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
 
@@ -63,6 +64,7 @@ func New(cfg Config) *Model {
 // When out is not a terminal (a pipe, a test) nothing reports its size, so
 // the layout is $COLUMNS×$LINES, else 80×24.
 func Run(cfg Config, in io.Reader, out io.Writer) error {
+	softMemoryLimit()
 	m := New(cfg)
 	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithInput(in), tea.WithOutput(out))
 	if f, ok := out.(*os.File); !ok || !term.IsTerminal(f.Fd()) {
@@ -71,6 +73,19 @@ func Run(cfg Config, in io.Reader, out io.Writer) error {
 	_, err := p.Run()
 	m.chat.stop()
 	return err
+}
+
+// memoryLimit bounds the heap the TUI lets grow before collecting: counting
+// a big session makes garbage fast, and by default the heap may double the
+// live set (mostly the store's caches) before the collector runs.
+const memoryLimit = 160 << 20
+
+// softMemoryLimit sets memoryLimit unless the user set GOMEMLIMIT. It is
+// soft: a bigger live set only makes the collector run more often.
+func softMemoryLimit() {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(memoryLimit)
+	}
 }
 
 func envInt(name string, def int) int {

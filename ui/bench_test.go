@@ -277,6 +277,7 @@ func BenchmarkModelSwitch(b *testing.B) {
 // resident size of the process since the store was built (Linux).
 func BenchmarkPeakMemory(b *testing.B) {
 	bigStore(b)
+	softMemoryLimit() // as Run does
 	runtime.GC()
 	resetPeakRSS()
 	var peakHeap uint64

@@ -278,7 +278,7 @@ func (m *Model) helpLine() string {
 	if last != nil {
 		item(*last)
 	}
-	return " " + b.String()
+	return ansi.Truncate(" "+b.String(), m.c.width, "")
 }
 
 func (m *Model) welcome(width int) string {

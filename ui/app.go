@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/list"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/term"
 
@@ -36,6 +37,7 @@ type Model struct {
 	list    sessionList
 	tr      *transcript
 	picker  *picker
+	models  []list.Item // the picker's entries, made on first use
 	dialog  dialog
 	chat    *chat
 	counter counter

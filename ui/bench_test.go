@@ -252,7 +252,7 @@ func BenchmarkModelSwitch(b *testing.B) {
 	i := 0
 	for b.Loop() {
 		b.StopTimer()
-		m.picker = newPicker(m.c, m.cfg.Models)
+		m.picker = newPicker(m.c, modelItems(m.c, m.cfg.Models))
 		for j, it := range m.picker.l.Items() {
 			if it.(modelItem).id == models[i%2] {
 				m.picker.l.Select(j)

@@ -57,7 +57,10 @@ func (m *Model) key(msg tea.KeyMsg) (cmd tea.Cmd, quit bool) {
 		m.focus = focusList
 		return m.list.startFilter(), false
 	case key.Matches(msg, k.Model):
-		m.picker = newPicker(m.c, m.cfg.Models)
+		if m.models == nil {
+			m.models = modelItems(m.c, m.cfg.Models)
+		}
+		m.picker = newPicker(m.c, m.models)
 	case key.Matches(msg, k.Chat):
 		return m.startPrompt(), false
 	case key.Matches(msg, k.Rename):

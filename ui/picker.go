@@ -54,18 +54,29 @@ type picker struct {
 	l list.Model
 }
 
-func newPicker(c *common, choices []ModelChoice) *picker {
-	items := make([]list.Item, 0, len(choices)+1)
-	sel, seen := 0, false
+// modelItems makes the picker's entries once: a model's tier depends only
+// on the policy, and catalogues list a thousand models or more.
+func modelItems(c *common, choices []ModelChoice) []list.Item {
+	items := make([]list.Item, 0, len(choices))
 	for _, ch := range choices {
-		if ch.ID == c.model {
-			sel, seen = len(items), true
-		}
 		items = append(items, modelItem{id: ch.ID, note: ch.Note, tierLine: c.st.tierBadge(tierOf(c, ch.ID))})
 	}
-	if !seen && c.model != "" {
-		sel = len(items)
-		items = append(items, modelItem{id: c.model, note: "active", tierLine: c.st.tierBadge(tierOf(c, c.model))})
+	return items
+}
+
+// newPicker opens on the active model; one typed in by hand (not among the
+// choices) is added for this opening.
+func newPicker(c *common, choices []list.Item) *picker {
+	items, sel := choices, -1
+	for i, it := range items {
+		if it.(modelItem).id == c.model {
+			sel = i
+		}
+	}
+	if sel < 0 && c.model != "" {
+		items = append(append(make([]list.Item, 0, len(choices)+1), choices...),
+			modelItem{id: c.model, note: "active", tierLine: c.st.tierBadge(tierOf(c, c.model))})
+		sel = len(items) - 1
 	}
 	l := list.New(items, modelDelegate{c: c}, 60, 12)
 	l.Title = "Switch model: what is sent follows its tier"
@@ -77,7 +88,7 @@ func newPicker(c *common, choices []ModelChoice) *picker {
 	l.Styles.TitleBar = lipgloss.NewStyle().Padding(0, 0, 1, 0)
 	l.Styles.Title = c.st.DialogTitle
 	l.Styles.StatusBar = c.st.Muted.Padding(0, 0, 1, 0)
-	l.Select(sel)
+	l.Select(max(sel, 0))
 	return &picker{c: c, l: l}
 }
 

@@ -52,6 +52,10 @@ func inputRows() []inputRow {
 		{name: "flag without its value", args: []string{"redact", "{S}", "--model"}, code: 2, want: "flag needs an argument"},
 		{name: "root with an argument", args: []string{"--store", "x", "extra"}, code: 2, want: `unknown command "extra"`},
 
+		// demo
+		{name: "demo: extra argument", args: []string{"demo", "extra"}, code: 2, want: `unknown command "extra" for "scrim demo" (see: scrim demo --help)`},
+		{name: "demo: unknown flag", args: []string{"demo", "--frob"}, code: 2, want: "unknown flag: --frob (see: scrim demo --help)"},
+
 		// sessions, new, show, rm, rename
 		{name: "sessions: extra argument", args: []string{"sessions", "extra"}, code: 2, want: `unknown command "extra" for "scrim sessions"`},
 		{name: "sessions: bad format", args: []string{"sessions", "--format", "yaml"}, code: 2, want: "--format must be text or json"},
@@ -162,6 +166,7 @@ func badFileRows() []inputRow {
 	for _, bad := range badFiles {
 		file := "{file:" + bad + "}"
 		for _, cmd := range [][]string{
+			{}, // the TUI: it loads the policy before it takes the screen
 			{"policy", "check"},
 			{"policy", "explain", "--model", "m", "/"},
 			{"redact", "{S}", "--model", "m"},
@@ -169,16 +174,24 @@ func badFileRows() []inputRow {
 			{"send", "{S}", "--model", "demo/trusted", "hi"},
 			{"models"},
 		} {
-			rows = append(rows, inputRow{name: "policy " + bad + ": " + strings.Join(cmd[:1], " "), args: append(append([]string{}, cmd...), "--policy", file), code: 1, want: policyWant[bad]})
+			rows = append(rows, inputRow{name: "policy " + bad + ": " + cmdName(cmd), args: append(append([]string{}, cmd...), "--policy", file), code: 1, want: policyWant[bad]})
 		}
 		for _, cmd := range [][]string{
+			{},
 			{"send", "{S}", "--model", "demo/trusted", "hi"},
 			{"models"},
 		} {
-			rows = append(rows, inputRow{name: "providers " + bad + ": " + cmd[0], args: append(append([]string{}, cmd...), "--providers", file), code: 1, want: providersWant[bad]})
+			rows = append(rows, inputRow{name: "providers " + bad + ": " + cmdName(cmd), args: append(append([]string{}, cmd...), "--providers", file), code: 1, want: providersWant[bad]})
 		}
 	}
 	return rows
+}
+
+func cmdName(cmd []string) string {
+	if len(cmd) == 0 {
+		return "tui"
+	}
+	return cmd[0]
 }
 
 // inputFixture makes the store, the good policy and the bad files.

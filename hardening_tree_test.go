@@ -126,18 +126,11 @@ func newAdvFixture(t *testing.T) *advFixture {
 	if err := os.WriteFile(f.policy, []byte(pol), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	st, err := session.Open(f.store)
-	if err != nil {
-		t.Fatal(err)
+	out, stderr, code := scrim(t, "", "--store", f.store, "new", "--title", "adversarial", "--workdir", f.ws)
+	if code != exitOK {
+		t.Fatalf("scrim new: exit %d: %s", code, stderr)
 	}
-	h, err := st.Create(session.Header{Title: "adversarial", WorkDir: f.ws})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.session = h.ID
-	if err := st.Close(); err != nil {
-		t.Fatal(err)
-	}
+	f.session = strings.TrimSpace(out)
 	return f
 }
 

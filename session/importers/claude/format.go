@@ -1,0 +1,126 @@
+package claude
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"time"
+)
+
+// line is the part of a transcript line the importer uses.
+type line struct {
+	Type        string          `json:"type"`
+	UUID        string          `json:"uuid"`
+	ParentUUID  string          `json:"parentUuid"`
+	SessionID   string          `json:"sessionId"`
+	Cwd         string          `json:"cwd"`
+	Timestamp   string          `json:"timestamp"`
+	IsSidechain bool            `json:"isSidechain"`
+	IsMeta      bool            `json:"isMeta"`
+	Summary     string          `json:"summary"`
+	CustomTitle string          `json:"customTitle"`
+	Content     json.RawMessage `json:"content"` // system lines
+	Message     *struct {
+		ID      string          `json:"id"`
+		Role    string          `json:"role"`
+		Model   string          `json:"model"`
+		Content json.RawMessage `json:"content"`
+	} `json:"message"`
+	ToolUseResult json.RawMessage `json:"toolUseResult"`
+}
+
+// block is one element of a content array.
+type block struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+	ToolUseID string          `json:"tool_use_id"`
+	Content   json.RawMessage `json:"content"` // tool_result: string or array
+	IsError   bool            `json:"is_error"`
+	Source    *struct {
+		MediaType string `json:"media_type"`
+	} `json:"source"`
+}
+
+// callInput is what attribution needs from a tool_use input.
+type callInput struct {
+	FilePath     string `json:"file_path"`
+	NotebookPath string `json:"notebook_path"`
+	Path         string `json:"path"`
+	OutputMode   string `json:"output_mode"`
+}
+
+// toolUseResult is what attribution needs from a line's toolUseResult
+// (an object, or a plain string for errors).
+type toolUseResult struct {
+	File *struct {
+		FilePath string `json:"filePath"`
+	} `json:"file"`
+	FilePath  string   `json:"filePath"`
+	Mode      string   `json:"mode"`
+	Filenames []string `json:"filenames"`
+}
+
+// decodeBlocks reads content that is a string (one text block) or an array.
+func decodeBlocks(raw json.RawMessage) ([]block, bool) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] == 'n' {
+		return nil, true
+	}
+	if raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, false
+		}
+		return []block{{Type: "text", Text: s}}, true
+	}
+	var bs []block
+	if err := json.Unmarshal(raw, &bs); err != nil {
+		return nil, false
+	}
+	return bs, true
+}
+
+// resultText is a tool_result's content as the model saw it: text blocks
+// joined by newlines; images are named, not stored.
+func resultText(raw json.RawMessage) string {
+	bs, ok := decodeBlocks(raw)
+	if !ok {
+		return string(raw)
+	}
+	if len(bs) == 1 && bs[0].Type == "text" {
+		return bs[0].Text
+	}
+	var b strings.Builder
+	for i, x := range bs {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		switch x.Type {
+		case "text":
+			b.WriteString(x.Text)
+		case "image":
+			b.WriteString(imageNote(x))
+		default:
+			b.WriteString("[" + x.Type + "]")
+		}
+	}
+	return b.String()
+}
+
+func imageNote(x block) string {
+	if x.Source != nil && x.Source.MediaType != "" {
+		return "[image: " + x.Source.MediaType + "]"
+	}
+	return "[image]"
+}
+
+func parseTime(s string) time.Time {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}
+	}
+	return t
+}

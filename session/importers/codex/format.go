@@ -1,0 +1,123 @@
+package codex
+
+import (
+	"encoding/json"
+	"strings"
+)
+
+// envelope is one rollout line.
+type envelope struct {
+	Timestamp string          `json:"timestamp"`
+	Type      string          `json:"type"`
+	Payload   json.RawMessage `json:"payload"`
+	// Older rollouts: the first line is bare session meta.
+	ID         string `json:"id"`
+	RecordType string `json:"record_type"`
+}
+
+type sessionMeta struct {
+	Cwd           string `json:"cwd"`
+	ModelProvider string `json:"model_provider"`
+	Model         string `json:"model"`
+}
+
+type turnContext struct {
+	Cwd   string `json:"cwd"`
+	Model string `json:"model"`
+}
+
+// item is a response_item payload.
+type item struct {
+	Type      string          `json:"type"`
+	Role      string          `json:"role"`
+	Content   []contentItem   `json:"content"`
+	Name      string          `json:"name"`
+	Arguments string          `json:"arguments"` // function_call: JSON text
+	Input     string          `json:"input"`     // custom_tool_call
+	CallID    string          `json:"call_id"`
+	ID        string          `json:"id"`
+	Output    json.RawMessage `json:"output"` // a string, or {content, success}
+	Action    *struct {
+		Command          []string `json:"command"`
+		WorkingDirectory string   `json:"working_directory"`
+	} `json:"action"`
+}
+
+type contentItem struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+// event is an event_msg payload; only command events are used.
+type event struct {
+	Type      string      `json:"type"`
+	CallID    string      `json:"call_id"`
+	Cwd       string      `json:"cwd"`
+	ParsedCmd []parsedCmd `json:"parsed_cmd"`
+}
+
+type parsedCmd struct {
+	Type string `json:"type"`
+	Cmd  string `json:"cmd"`
+	Name string `json:"name"`
+	Path string `json:"path"`
+}
+
+// shellArgs is what attribution needs from a shell call's arguments.
+type shellArgs struct {
+	Workdir string `json:"workdir"`
+}
+
+// outputText is a call output as the model saw it.
+func outputText(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var o struct {
+		Content string `json:"content"`
+	}
+	if json.Unmarshal(raw, &o) == nil && o.Content != "" {
+		return o.Content
+	}
+	return string(raw)
+}
+
+// isShell reports whether a tool runs commands (its output is a command's).
+func isShell(name string) bool {
+	switch name {
+	case "shell", "container.exec", "exec_command", "local_shell", "shell_command", "unified_exec":
+		return true
+	}
+	return false
+}
+
+// toolName is the scrim tool name of a Codex tool.
+func toolName(name string) string {
+	if isShell(name) {
+		return "bash"
+	}
+	return strings.ToLower(name)
+}
+
+// readPath finds the file a single-read command names: Codex's path when
+// recorded, else the command argument that ends with the displayed name
+// (older Codex recorded only a display name), else that name.
+func readPath(pc parsedCmd) string {
+	if pc.Path != "" {
+		return pc.Path
+	}
+	if pc.Name == "" {
+		return ""
+	}
+	for _, tok := range strings.Fields(pc.Cmd) {
+		tok = strings.Trim(tok, `'"`)
+		if tok == pc.Name || strings.HasSuffix(tok, "/"+pc.Name) {
+			return tok
+		}
+	}
+	return pc.Name
+}

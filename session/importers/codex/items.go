@@ -1,0 +1,188 @@
+package codex
+
+import (
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/scrim-dev/scrim/session"
+	"github.com/scrim-dev/scrim/session/importers"
+)
+
+func (p *parser) item(raw json.RawMessage, ts time.Time) bool {
+	var it item
+	if json.Unmarshal(raw, &it) != nil {
+		return false
+	}
+	switch it.Type {
+	case "message":
+		return p.message(&it, ts)
+	case "function_call", "custom_tool_call", "local_shell_call":
+		p.callItem(&it, ts)
+		return true
+	case "function_call_output", "custom_tool_call_output":
+		p.output(&it, ts)
+		return true
+	case "reasoning", "web_search_call":
+		// Reasoning is encrypted for the model that wrote it; a search call
+		// has no output item of its own.
+		return true
+	}
+	return false
+}
+
+func (p *parser) message(it *item, ts time.Time) bool {
+	var parts []session.Part
+	for _, c := range it.Content {
+		switch c.Type {
+		case "input_text", "output_text", "text":
+			parts = append(parts, session.Part{Kind: session.PartText, Text: c.Text})
+		case "input_image":
+			parts = append(parts, session.Part{Kind: session.PartText, Text: "[image]"})
+		}
+	}
+	switch it.Role {
+	case "assistant":
+		p.finishTurn()
+		p.open()
+		id, seq := p.sink.Reserve("")
+		p.turn = &session.Message{SessionID: id, Seq: seq, Role: session.RoleAssistant, Model: p.model(), Parts: parts, CreatedAt: ts}
+	case "user":
+		p.finishTurn()
+		if p.st.Title == "" && len(parts) > 0 {
+			if t := strings.TrimSpace(parts[0].Text); t != "" && !strings.HasPrefix(t, "<") && !strings.HasPrefix(t, "# AGENTS.md") {
+				p.st.Title = importers.Title(t)
+			}
+		}
+		p.add(&session.Message{Role: session.RoleUser, Parts: parts, CreatedAt: ts})
+	case "developer", "system":
+		p.finishTurn()
+		p.add(&session.Message{Role: session.RoleSystem, Parts: parts, CreatedAt: ts})
+	default:
+		return false
+	}
+	return true
+}
+
+// callItem adds a call to the assistant turn (starting one if the call came
+// without text).
+func (p *parser) callItem(it *item, ts time.Time) {
+	if p.turn == nil {
+		p.open()
+		id, seq := p.sink.Reserve("")
+		if id == "" {
+			return
+		}
+		p.turn = &session.Message{SessionID: id, Seq: seq, Role: session.RoleAssistant, Model: p.model(), CreatedAt: ts}
+	}
+	name, input := it.Name, json.RawMessage(nil)
+	c := &call{Name: name, SessionID: p.turn.SessionID, Seq: p.turn.Seq}
+	switch it.Type {
+	case "function_call":
+		if json.Valid([]byte(it.Arguments)) {
+			input = json.RawMessage(it.Arguments)
+			var a shellArgs
+			_ = json.Unmarshal(input, &a)
+			c.Workdir = a.Workdir
+		}
+	case "custom_tool_call":
+		input, _ = json.Marshal(map[string]string{"input": it.Input})
+	case "local_shell_call":
+		c.Name, name = "local_shell", "local_shell"
+		if it.Action != nil {
+			input, _ = json.Marshal(it.Action)
+			c.Workdir = it.Action.WorkingDirectory
+		}
+	}
+	id := it.CallID
+	if id == "" {
+		id = it.ID
+	}
+	if old := p.st.Calls[id]; old != nil && old.Known {
+		c.Read, c.Known = old.Read, true // its event came first
+	}
+	p.st.Calls[id] = c
+	p.turn.Parts = append(p.turn.Parts, session.Part{Kind: session.PartToolCall, CallID: id, Name: name, Input: input})
+}
+
+func (p *parser) finishTurn() {
+	if p.turn != nil {
+		p.sink.Put(p.turn)
+		p.turn = nil
+	}
+}
+
+// commandEvent records what a command read, per Codex's parsed_cmd, and
+// releases a result that was waiting for it.
+func (p *parser) commandEvent(ev *event) {
+	if ev.CallID == "" {
+		return
+	}
+	c := p.st.Calls[ev.CallID]
+	if c == nil {
+		c = &call{} // the event came before its call item
+		p.st.Calls[ev.CallID] = c
+	}
+	if len(ev.ParsedCmd) > 0 || !c.Known {
+		c.Known, c.Read = true, ""
+		if len(ev.ParsedCmd) == 1 && ev.ParsedCmd[0].Type == "read" {
+			cwd := ev.Cwd
+			if cwd == "" {
+				cwd = c.Workdir
+			}
+			if cwd == "" {
+				cwd = p.st.Cwd
+			}
+			c.Read = p.paths.Canonical(readPath(ev.ParsedCmd[0]), cwd)
+		}
+	}
+	for i, m := range p.held {
+		if m.ToolCallID == ev.CallID {
+			attribute(m, c.Read)
+			p.sink.Put(m)
+			p.held = append(p.held[:i], p.held[i+1:]...)
+			break
+		}
+	}
+}
+
+// output writes a call's output as a tool message; a shell command's output
+// waits for the command's event when that has not been seen yet.
+func (p *parser) output(it *item, ts time.Time) {
+	p.finishTurn()
+	c := p.st.Calls[it.CallID]
+	m := &session.Message{Role: session.RoleTool, ToolCallID: it.CallID, Model: p.model(), CreatedAt: ts,
+		Parts: []session.Part{{Kind: session.PartToolResult, Text: outputText(it.Output)}}}
+	if c == nil || c.Name == "" {
+		m.Meta.Note = "imported tool result whose call is not in the transcript"
+		p.add(m)
+		return
+	}
+	m.Tool = toolName(c.Name)
+	c.Done = true
+	if c.Noted {
+		id := it.CallID
+		p.sink.Revise(c.SessionID, c.Seq, func(m *session.Message) { m.Meta.Note = dropNote(m.Meta.Note, id) })
+	}
+	if !isShell(c.Name) || c.Known {
+		attribute(m, c.Read)
+		p.add(m)
+		return
+	}
+	p.open()
+	m.SessionID, m.Seq = p.sink.Reserve("")
+	p.held = append(p.held, m)
+	if len(p.held) > maxHeld {
+		p.sink.Put(p.held[0]) // its event is not coming: unknown source
+		p.held = p.held[1:]
+	}
+}
+
+// attribute tags a command's output with the single file it read, if any.
+func attribute(m *session.Message, read string) {
+	if read == "" {
+		return
+	}
+	m.Parts[0].SourcePath = read
+	m.SyncSourcePaths()
+}

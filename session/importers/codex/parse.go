@@ -1,0 +1,225 @@
+package codex
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/scrim-dev/scrim/session"
+	"github.com/scrim-dev/scrim/session/importers"
+)
+
+// Agent is the name the CLI and origin records use.
+const Agent = "codex"
+
+// maxHeld bounds the results kept waiting for their command's event.
+const maxHeld = 64
+
+type parser struct {
+	sink   *importers.Sink
+	file   string
+	paths  *importers.Paths
+	st     state
+	turn   *session.Message   // assistant message being assembled (text, then calls)
+	held   []*session.Message // results waiting for their command's parsed_cmd
+	opened bool
+}
+
+// state is what the parser keeps between imports of a growing file.
+type state struct {
+	Cwd      string           `json:"cwd,omitempty"`
+	Provider string           `json:"provider,omitempty"`
+	Model    string           `json:"model,omitempty"`
+	Title    string           `json:"title,omitempty"`
+	Titled   string           `json:"titled,omitempty"`
+	Calls    map[string]*call `json:"calls,omitempty"` // open calls by call_id
+}
+
+type call struct {
+	Name      string `json:"name"`
+	Workdir   string `json:"workdir,omitempty"`
+	SessionID string `json:"sessionId"`
+	Seq       uint64 `json:"seq"`
+	// Read is the file a single-read command read ("" unknown), once its
+	// event is seen; Known says the event was seen.
+	Read  string `json:"read,omitempty"`
+	Known bool   `json:"known,omitempty"`
+	Done  bool   `json:"done,omitempty"` // its output was imported
+	Noted bool   `json:"noted,omitempty"`
+}
+
+// New is the importers.Factory for Codex rollouts.
+func New(sink *importers.Sink, file string, saved json.RawMessage) (importers.Parser, error) {
+	p := &parser{sink: sink, file: file, paths: importers.NewPaths()}
+	if len(saved) > 0 {
+		if err := json.Unmarshal(saved, &p.st); err != nil {
+			return nil, fmt.Errorf("saved codex import state is unreadable: %w", err)
+		}
+	}
+	if p.st.Calls == nil {
+		p.st.Calls = map[string]*call{}
+	}
+	return p, nil
+}
+
+func (p *parser) State() (json.RawMessage, error) { return json.Marshal(&p.st) }
+
+func (p *parser) Line(raw []byte) bool {
+	var e envelope
+	if err := json.Unmarshal(raw, &e); err != nil {
+		return false
+	}
+	ts := parseTime(e.Timestamp)
+	switch e.Type {
+	case "session_meta":
+		return p.meta(e.Payload)
+	case "turn_context":
+		var tc turnContext
+		if json.Unmarshal(e.Payload, &tc) != nil {
+			return false
+		}
+		p.setCwd(tc.Cwd)
+		if tc.Model != "" {
+			p.st.Model = tc.Model
+		}
+		return true
+	case "response_item":
+		return p.item(e.Payload, ts)
+	case "event_msg":
+		return p.event(e.Payload)
+	case "compacted":
+		return true // a summary that replaced history; the history itself is above
+	case "message", "function_call", "function_call_output", "reasoning", "custom_tool_call",
+		"custom_tool_call_output", "local_shell_call", "web_search_call":
+		return p.item(raw, ts) // an older rollout: bare items
+	case "":
+		if e.RecordType != "" {
+			return true // older rollouts' state records
+		}
+		if e.ID != "" {
+			return p.meta(raw)
+		}
+	}
+	return false
+}
+
+func (p *parser) meta(raw json.RawMessage) bool {
+	var m sessionMeta
+	if json.Unmarshal(raw, &m) != nil {
+		return false
+	}
+	p.setCwd(m.Cwd)
+	if m.ModelProvider != "" {
+		p.st.Provider = m.ModelProvider
+	}
+	if m.Model != "" {
+		p.st.Model = m.Model
+	}
+	return true
+}
+
+func (p *parser) setCwd(cwd string) {
+	if cwd != "" {
+		p.st.Cwd = cwd
+	}
+}
+
+func (p *parser) model() string {
+	provider := p.st.Provider
+	if provider == "" {
+		provider = "openai"
+	}
+	return importers.ModelID(provider, p.st.Model)
+}
+
+// add writes a message to the session, opening it with its header first.
+func (p *parser) add(m *session.Message) {
+	p.open()
+	p.sink.Add("", m)
+}
+
+func (p *parser) open() {
+	if !p.opened {
+		p.sink.Open("", session.Header{Origin: "imported from codex: " + p.file, WorkDir: p.st.Cwd})
+		p.opened = true
+	}
+}
+
+func (p *parser) event(raw json.RawMessage) bool {
+	var ev event
+	if json.Unmarshal(raw, &ev) != nil {
+		return false
+	}
+	switch ev.Type {
+	case "exec_command_begin", "exec_command_end":
+		p.commandEvent(&ev)
+	}
+	// user_message, agent_message and agent_reasoning repeat response items
+	// (imported there); token counts and task markers are bookkeeping.
+	return true
+}
+
+func (p *parser) Finish() {
+	p.finishTurn()
+	for _, m := range p.held {
+		p.sink.Put(m)
+	}
+	p.held = nil
+	ids := make([]string, 0, len(p.st.Calls))
+	for id := range p.st.Calls {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		c := p.st.Calls[id]
+		if c.Done || c.SessionID == "" { // answered, or an event whose call never came
+			delete(p.st.Calls, id)
+			continue
+		}
+		if c.Noted {
+			continue
+		}
+		c.Noted = true
+		note := notePrefix + id + " (" + c.Name + ")"
+		p.sink.Revise(c.SessionID, c.Seq, func(m *session.Message) { m.Meta.Note = addNote(m.Meta.Note, note) })
+	}
+	if p.st.Title != "" && p.st.Title != p.st.Titled && p.sink.Known("") {
+		p.st.Titled = p.st.Title
+		title, wd := p.st.Title, p.st.Cwd
+		p.sink.EditHeader("", func(h *session.Header) {
+			h.Title = title
+			if h.WorkDir == "" {
+				h.WorkDir = wd
+			}
+		})
+	}
+}
+
+const notePrefix = "no result recorded for tool call "
+
+func addNote(note, add string) string {
+	if note == "" {
+		return add
+	}
+	return note + "; " + add
+}
+
+func dropNote(note, id string) string {
+	var keep []string
+	for _, n := range strings.Split(note, "; ") {
+		if n != "" && !strings.HasPrefix(n, notePrefix+id+" ") {
+			keep = append(keep, n)
+		}
+	}
+	return strings.Join(keep, "; ")
+}
+
+func parseTime(s string) time.Time {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}
+	}
+	return t
+}

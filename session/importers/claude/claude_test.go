@@ -55,8 +55,8 @@ func TestSessionFixture(t *testing.T) {
 	for i, want := range map[int]string{
 		0: "Fix the failing checkout test",
 
-		2: "     1→package cart\n     2→\n     3→func Total() int { return 3 }",
-		3: "1\tSTRIPE_KEY=sk_test_4242\n2\tDB_URL=postgres://shop@db/shop\n<system-reminder>\nWhenever you read a file, you should consider whether it looks malicious.\n</system-reminder>\n",
+		2:  "     1→package cart\n     2→\n     3→func Total() int { return 3 }",
+		3:  "1\tSTRIPE_KEY=sk_test_4242\n2\tDB_URL=postgres://shop@db/shop\n<system-reminder>\nWhenever you read a file, you should consider whether it looks malicious.\n</system-reminder>\n",
 		16: "Claude Code: Conversation compacted",
 	} {
 		if got := msgs[i].Text(); got != want {

@@ -14,6 +14,9 @@ func (p *parser) item(raw json.RawMessage, ts time.Time) bool {
 	if json.Unmarshal(raw, &it) != nil {
 		return false
 	}
+	if it.Type != "reasoning" {
+		defer func() { p.st.Open = nil }()
+	}
 	switch it.Type {
 	case "message":
 		return p.message(&it, ts)
@@ -67,6 +70,9 @@ func (p *parser) message(it *item, ts time.Time) bool {
 // callItem adds a call to the assistant turn (starting one if the call came
 // without text).
 func (p *parser) callItem(it *item, ts time.Time) {
+	if p.turn == nil && p.st.Open != nil && p.sink.Known("") {
+		p.turn, p.revise = &session.Message{SessionID: p.st.Open.SessionID, Seq: p.st.Open.Seq}, true
+	}
 	if p.turn == nil {
 		p.open()
 		id, seq := p.sink.Reserve("")
@@ -106,10 +112,15 @@ func (p *parser) callItem(it *item, ts time.Time) {
 }
 
 func (p *parser) finishTurn() {
-	if p.turn != nil {
+	switch {
+	case p.turn == nil:
+	case p.revise:
+		added := p.turn.Parts
+		p.sink.Revise(p.turn.SessionID, p.turn.Seq, func(m *session.Message) { m.Parts = append(m.Parts, added...) })
+	default:
 		p.sink.Put(p.turn)
-		p.turn = nil
 	}
+	p.turn, p.revise = nil, false
 }
 
 // commandEvent records what a command read, per Codex's parsed_cmd, and
@@ -135,6 +146,13 @@ func (p *parser) commandEvent(ev *event) {
 			}
 			c.Read = p.paths.Canonical(readPath(ev.ParsedCmd[0]), cwd)
 		}
+	}
+	if c.Output != nil {
+		if c.Read != "" {
+			read := c.Read
+			p.sink.Revise(c.Output.SessionID, c.Output.Seq, func(m *session.Message) { attribute(m, read) })
+		}
+		c.Output = nil
 	}
 	for i, m := range p.held {
 		if m.ToolCallID == ev.CallID {
@@ -180,7 +198,7 @@ func (p *parser) output(it *item, ts time.Time) {
 
 // attribute tags a command's output with the single file it read, if any.
 func attribute(m *session.Message, read string) {
-	if read == "" {
+	if read == "" || len(m.Parts) == 0 {
 		return
 	}
 	m.Parts[0].SourcePath = read

@@ -25,6 +25,9 @@ type parser struct {
 	turn   *session.Message   // assistant message being assembled (text, then calls)
 	held   []*session.Message // results waiting for their command's parsed_cmd
 	opened bool
+	// revise: turn continues a message an earlier import stored; its parts
+	// are appended to it on commit.
+	revise bool
 }
 
 // state is what the parser keeps between imports of a growing file.
@@ -35,6 +38,14 @@ type state struct {
 	Title    string           `json:"title,omitempty"`
 	Titled   string           `json:"titled,omitempty"`
 	Calls    map[string]*call `json:"calls,omitempty"` // open calls by call_id
+	// Open is the assistant message the file ended on: calls that follow in
+	// a grown file belong to it.
+	Open *stored `json:"open,omitempty"`
+}
+
+type stored struct {
+	SessionID string `json:"sessionId"`
+	Seq       uint64 `json:"seq"`
 }
 
 type call struct {
@@ -48,6 +59,9 @@ type call struct {
 	Known bool   `json:"known,omitempty"`
 	Done  bool   `json:"done,omitempty"` // its output was imported
 	Noted bool   `json:"noted,omitempty"`
+	// Output is the stored output of a command whose event had not come
+	// when the file ended; the event attributes it later.
+	Output *stored `json:"output,omitempty"`
 }
 
 // New is the importers.Factory for Codex rollouts.
@@ -162,9 +176,15 @@ func (p *parser) event(raw json.RawMessage) bool {
 }
 
 func (p *parser) Finish() {
+	if p.turn != nil {
+		p.st.Open = &stored{p.turn.SessionID, p.turn.Seq}
+	}
 	p.finishTurn()
 	for _, m := range p.held {
 		p.sink.Put(m)
+		if c := p.st.Calls[m.ToolCallID]; c != nil {
+			c.Output = &stored{m.SessionID, m.Seq}
+		}
 	}
 	p.held = nil
 	ids := make([]string, 0, len(p.st.Calls))
@@ -174,11 +194,11 @@ func (p *parser) Finish() {
 	sort.Strings(ids)
 	for _, id := range ids {
 		c := p.st.Calls[id]
-		if c.Done || c.SessionID == "" { // answered, or an event whose call never came
+		if (c.Done && c.Output == nil) || c.SessionID == "" { // answered, or an event whose call never came
 			delete(p.st.Calls, id)
 			continue
 		}
-		if c.Noted {
+		if c.Noted || c.Done {
 			continue
 		}
 		c.Noted = true

@@ -201,4 +201,3 @@ func TestLongAndBrokenLines(t *testing.T) {
 		t.Errorf("big result: %d bytes from %q", len(got.Text), got.SourcePath)
 	}
 }
-

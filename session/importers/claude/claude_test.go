@@ -95,3 +95,54 @@ func TestSessionFixture(t *testing.T) {
 		t.Errorf("the Task result stays in the main session: %q", msgs[12].Text())
 	}
 }
+
+// TestSubagentFiles: agent-*.jsonl beside a session and in
+// <session>/subagents/ are sessions of their own, linked to the parent file
+// by their origin.
+func TestSubagentFiles(t *testing.T) {
+	st := importtest.Store(t)
+	dir, _ := filepath.Abs("testdata/projects/-home-dev-shop")
+	files, err := importers.Files([]string{dir}, func(n string) bool { return strings.HasSuffix(n, ".jsonl") })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 3 {
+		t.Fatalf("files %q", files)
+	}
+	for _, f := range files {
+		if _, err := importers.Import(st, Agent, f, New); err != nil {
+			t.Fatal(err)
+		}
+	}
+	parent := dir + "/1111-aaaa.jsonl"
+	sonnet, haiku := "model=anthropic/claude-sonnet-4-5-20250929", "model=anthropic/claude-haiku-4-5-20251001"
+	for _, tc := range []struct {
+		title, origin string
+		want          []string
+	}{
+		{"Audit the payment code", "imported from claude: " + parent, []string{
+			"user parts=[text] paths=nil",
+			"assistant " + sonnet + " parts=[call:toolu_p1:Task] paths=nil",
+			"tool task " + sonnet + " parts=[tool_result] paths=nil",
+		}},
+		{"subagent: Review src/payment.go for secrets", "imported from claude: " + dir + "/1111-aaaa/subagents/agent-cd34.jsonl (subagent of " + parent + ")", []string{
+			"user parts=[text] paths=nil",
+			"assistant " + haiku + " parts=[call:toolu_c1:Read] paths=nil",
+			"tool read " + haiku + " parts=[from:/home/dev/shop/src/payment.go] paths=[/home/dev/shop/src/payment.go]",
+			"assistant " + haiku + " parts=[text] paths=nil",
+		}},
+		{"subagent: Warmup", "imported from claude: " + dir + "/agent-ab12.jsonl (subagent of " + parent + ")", []string{
+			"user parts=[text] paths=nil",
+			"assistant " + haiku + " parts=[call:toolu_w1:Grep] paths=nil",
+			"tool grep " + haiku + " parts=[tool_result] paths=[/home/dev/shop/src/cart.go /home/dev/shop/TODO.md]",
+		}},
+	} {
+		t.Run(tc.title, func(t *testing.T) {
+			h, msgs := importtest.Session(t, st, tc.title)
+			if h.Origin != tc.origin {
+				t.Errorf("origin %q, want %q", h.Origin, tc.origin)
+			}
+			importtest.Compare(t, msgs, tc.want)
+		})
+	}
+}

@@ -27,6 +27,7 @@ type Bulk struct {
 	order    []string // session IDs in registration order
 	revs     []revision
 	replaced []string
+	pending  int // bytes put since the last flush
 	done     bool
 }
 
@@ -45,9 +46,11 @@ type revision struct {
 	fn  func(*Message)
 }
 
-// maxPendingTxns bounds how many full write-batch transactions (about 15% of
-// a memtable each) wait for Badger at once, and so the memory an import holds.
-const maxPendingTxns = 2
+// flushBytes bounds the encoded messages an import holds before handing
+// them to Badger and waiting for them to be written: a WriteBatch counts
+// values bound for the value log as pointers, so by itself it would keep
+// thousands of large tool results in memory.
+const flushBytes = 2 << 20
 
 // active holds the sessions that a Bulk of this process is writing, so that
 // cleaning up after crashed imports never touches a running one.
@@ -63,9 +66,7 @@ func (s *Store) BeginBulk() (*Bulk, error) {
 	if err := s.CleanImports(); err != nil {
 		return nil, err
 	}
-	wb := s.db.NewWriteBatch()
-	wb.SetMaxPendingTxns(maxPendingTxns)
-	return &Bulk{s: s, wb: wb, sessions: map[string]*bulkSession{}}, nil
+	return &Bulk{s: s, wb: s.db.NewWriteBatch(), sessions: map[string]*bulkSession{}}, nil
 }
 
 // register marks id as being written, durably, before any of its messages is.
@@ -158,6 +159,13 @@ func (b *Bulk) Put(m *Message) error {
 		return fmt.Errorf("write session %s message %d: %w", m.SessionID, m.Seq, err)
 	}
 	bs.put++
+	if b.pending += len(v); b.pending >= flushBytes {
+		if err := b.wb.Flush(); err != nil {
+			return fmt.Errorf("write session %s: %w", m.SessionID, err)
+		}
+		b.wb, b.pending = b.s.db.NewWriteBatch(), 0
+		b.s.releaseMapped()
+	}
 	if m.Role == RoleAssistant && m.Model != "" {
 		bs.h.LastModel = m.Model
 	}
@@ -250,6 +258,7 @@ func (b *Bulk) Commit(o *Origin) (err error) {
 	if err != nil {
 		return fmt.Errorf("commit import: %w", err)
 	}
+	b.s.releaseMapped()
 	for _, id := range b.replaced {
 		// The header is gone, so these records are already invisible; a crash
 		// here leaves them to CleanImports (the marker is still set).

@@ -10,7 +10,7 @@ import (
 	"github.com/scrim-dev/scrim/session/importers"
 	"github.com/scrim-dev/scrim/session/importers/claude"
 	"github.com/scrim-dev/scrim/session/importers/codex"
-	"github.com/scrim-dev/scrim/session/importers/internal/importtest"
+	"github.com/scrim-dev/scrim/session/importers/importtest"
 )
 
 // TestPathsAreCanonical: relative paths resolve against the line's working

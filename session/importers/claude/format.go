@@ -3,8 +3,11 @@ package claude
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"strings"
 	"time"
+
+	"github.com/scrim-dev/scrim/session/importers"
 )
 
 // line is the part of a transcript line the importer uses.
@@ -21,12 +24,43 @@ type line struct {
 	CustomTitle string          `json:"customTitle"`
 	Content     json.RawMessage `json:"content"` // system lines
 	Message     *struct {
-		ID      string          `json:"id"`
-		Role    string          `json:"role"`
-		Model   string          `json:"model"`
-		Content json.RawMessage `json:"content"`
+		ID    string `json:"id"`
+		Role  string `json:"role"`
+		Model string `json:"model"`
+		// Content is an array of blocks, or a string (see decodeLine).
+		Content []block `json:"content"`
 	} `json:"message"`
-	ToolUseResult json.RawMessage `json:"toolUseResult"`
+	// ToolUseResult is an object, or a string for errors (left nil then).
+	ToolUseResult *toolUseResult `json:"toolUseResult"`
+}
+
+// decodeLine decodes a line in one pass of encoding/json. Fields that hold a
+// string where the struct expects an array or object (message.content as
+// text, toolUseResult as an error message) are type errors that
+// encoding/json skips while decoding everything else; a text content is then
+// read on its own. Only syntax errors make a line unreadable.
+func decodeLine(raw []byte, l *line) bool {
+	err := json.Unmarshal(raw, l)
+	if err == nil {
+		return true
+	}
+	var ute *json.UnmarshalTypeError
+	if !errors.As(err, &ute) {
+		return false
+	}
+	if l.Message != nil && l.Message.Content == nil {
+		var s struct {
+			Message struct {
+				Content json.RawMessage `json:"content"`
+			} `json:"message"`
+		}
+		if json.Unmarshal(raw, &s) == nil {
+			if text, ok := importers.JSONString(s.Message.Content); ok {
+				l.Message.Content = []block{{Type: "text", Text: text}}
+			}
+		}
+	}
+	return true
 }
 
 // block is one element of a content array.
@@ -70,8 +104,8 @@ func decodeBlocks(raw json.RawMessage) ([]block, bool) {
 		return nil, true
 	}
 	if raw[0] == '"' {
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
+		s, ok := importers.JSONString(raw)
+		if !ok {
 			return nil, false
 		}
 		return []block{{Type: "text", Text: s}}, true

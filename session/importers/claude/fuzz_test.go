@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/scrim-dev/scrim/session/importers"
-	"github.com/scrim-dev/scrim/session/importers/internal/importtest"
+	"github.com/scrim-dev/scrim/session/importers/importtest"
 )
 
 // FuzzLine feeds arbitrary transcripts through the whole import: it must

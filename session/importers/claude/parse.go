@@ -49,7 +49,7 @@ func New(sink *importers.Sink, file string, saved json.RawMessage) (importers.Pa
 
 func (p *parser) Line(raw []byte) bool {
 	var l line
-	if err := json.Unmarshal(raw, &l); err != nil {
+	if !decodeLine(raw, &l) {
 		return false
 	}
 	if l.Cwd != "" && p.st.Cwd == "" {

@@ -53,11 +53,11 @@ func (p *parser) result(key string, l *line, b *block) {
 		// An error names what failed; it carries no file content.
 		m.Parts = []session.Part{{Kind: session.PartToolResult, Text: text}}
 	} else {
-		var tur toolUseResult
-		if len(l.ToolUseResult) > 0 && l.ToolUseResult[0] == '{' {
-			_ = json.Unmarshal(l.ToolUseResult, &tur)
+		tur := l.ToolUseResult
+		if tur == nil {
+			tur = &toolUseResult{}
 		}
-		p.attribute(m, c, &tur, text, cwd)
+		p.attribute(m, c, tur, text, cwd)
 	}
 	p.sink.Add(key, m)
 }

@@ -11,10 +11,7 @@ import (
 // assistant adds a line's blocks to the turn of its message.id, starting a
 // new turn (and finishing the previous one) when the ID changes.
 func (p *parser) assistant(key string, l *line) bool {
-	blocks, ok := decodeBlocks(l.Message.Content)
-	if !ok {
-		return false
-	}
+	blocks := l.Message.Content
 	if m := importers.ModelID("anthropic", l.Message.Model); m != "" {
 		if p.st.Models == nil {
 			p.st.Models = map[string]string{}
@@ -104,10 +101,7 @@ func (p *parser) finishTurn(key string) {
 // user handles a user line: a prompt (string content or text blocks) and/or
 // tool results, in the order of its blocks.
 func (p *parser) user(key string, l *line) bool {
-	blocks, ok := decodeBlocks(l.Message.Content)
-	if !ok {
-		return false
-	}
+	blocks := l.Message.Content
 	var prompt []session.Part
 	flushPrompt := func() {
 		if len(prompt) == 0 {

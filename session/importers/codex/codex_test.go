@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/scrim-dev/scrim/session/importers"
-	"github.com/scrim-dev/scrim/session/importers/internal/importtest"
+	"github.com/scrim-dev/scrim/session/importers/importtest"
 )
 
 const fixture = "testdata/rollout-2025-09-01T10-00-00-0199aaaa.jsonl"

@@ -1,0 +1,85 @@
+package importtest
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// WriteClaudeTranscript writes a synthetic Claude Code transcript of about
+// size bytes to w, for benchmarks and crash tests: turns of a prompt, an
+// assistant turn split over several lines, and Read, Grep and Bash results
+// of varied sizes (a few KiB to a few hundred). It returns the number of
+// messages an import makes of it.
+func WriteClaudeTranscript(w io.Writer, size int64) (messages int, err error) {
+	bw := bufio.NewWriterSize(w, 1<<20)
+	cw := &countWriter{w: bw}
+	enc := json.NewEncoder(cw)
+	enc.SetEscapeHTML(false)
+	base := map[string]any{"isSidechain": false, "userType": "external", "cwd": "/home/dev/big", "sessionId": "b16", "version": "2.0.14"}
+	line := func(fields map[string]any) error {
+		for k, v := range base {
+			fields[k] = v
+		}
+		return enc.Encode(fields)
+	}
+	for turn := 0; cw.n < size; turn++ {
+		ts := fmt.Sprintf("2025-06-01T10:%02d:%02d.000Z", turn/60%60, turn%60)
+		msgID := fmt.Sprintf("msg_%d", turn)
+		file := fmt.Sprintf("/home/dev/big/pkg%d/file%d.go", turn%37, turn)
+		if err := line(map[string]any{"type": "user", "uuid": fmt.Sprintf("u%d", turn), "timestamp": ts,
+			"message": map[string]any{"role": "user", "content": fmt.Sprintf("Step %d: look at %s and fix what is wrong", turn, file)}}); err != nil {
+			return 0, err
+		}
+		calls := []map[string]any{
+			{"type": "tool_use", "id": fmt.Sprintf("r%d", turn), "name": "Read", "input": map[string]any{"file_path": file}},
+			{"type": "tool_use", "id": fmt.Sprintf("g%d", turn), "name": "Grep", "input": map[string]any{"pattern": "func", "path": "/home/dev/big", "output_mode": "content", "-n": true}},
+			{"type": "tool_use", "id": fmt.Sprintf("b%d", turn), "name": "Bash", "input": map[string]any{"command": "go test ./..."}},
+		}
+		blocks := append([]map[string]any{{"type": "text", "text": "Let me look at the code and run the tests."}}, calls...)
+		for _, b := range blocks {
+			if err := line(map[string]any{"type": "assistant", "uuid": fmt.Sprintf("a%d-%v", turn, b["id"]), "timestamp": ts,
+				"message": map[string]any{"id": msgID, "role": "assistant", "model": "claude-sonnet-4-5-20250929", "content": []any{b}}}); err != nil {
+				return 0, err
+			}
+		}
+		n := 40 + (turn*7919)%2000 // lines in the file read: 2–150 KiB
+		var read strings.Builder
+		for i := 1; i <= n; i++ {
+			fmt.Fprintf(&read, "%6d→\tx%d := compute(%q, %d) // keep \"quotes\" and tabs\t\n", i, i, file, i*turn)
+		}
+		var grep strings.Builder
+		for i := 0; i < 30; i++ {
+			fmt.Fprintf(&grep, "/home/dev/big/pkg%d/file%d.go:%d:func F%d() {}\n", i, i*turn%97, i+1, i)
+		}
+		results := []struct {
+			id, text string
+			tur      any
+		}{
+			{fmt.Sprintf("r%d", turn), read.String(), map[string]any{"type": "text", "file": map[string]any{"filePath": file, "content": read.String(), "numLines": n}}},
+			{fmt.Sprintf("g%d", turn), grep.String(), map[string]any{"mode": "content", "numFiles": 30, "content": grep.String()}},
+			{fmt.Sprintf("b%d", turn), strings.Repeat("ok  \tgithub.com/dev/big/pkg\t0.01s\n", 20), map[string]any{"stdout": "ok", "stderr": ""}},
+		}
+		for _, r := range results {
+			if err := line(map[string]any{"type": "user", "uuid": "t" + r.id, "timestamp": ts, "toolUseResult": r.tur,
+				"message": map[string]any{"role": "user", "content": []any{map[string]any{"type": "tool_result", "tool_use_id": r.id, "content": r.text}}}}); err != nil {
+				return 0, err
+			}
+		}
+		messages += 1 + 1 + 3
+	}
+	return messages, bw.Flush()
+}
+
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}

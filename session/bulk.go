@@ -160,7 +160,7 @@ func (b *Bulk) Put(m *Message) error {
 	}
 	bs.put++
 	if b.pending += len(v); b.pending >= flushBytes {
-		if err := b.wb.Flush(); err != nil {
+		if err := b.flush(); err != nil {
 			return fmt.Errorf("write session %s: %w", m.SessionID, err)
 		}
 		b.wb, b.pending = b.s.db.NewWriteBatch(), 0
@@ -173,6 +173,26 @@ func (b *Bulk) Put(m *Message) error {
 		bs.h.CreatedAt = m.CreatedAt
 	}
 	return nil
+}
+
+// flush hands the batch to Badger and waits for it. A continued session
+// that gained messages meanwhile (another writer in this process) would have
+// them overwritten: that is refused before anything is written.
+func (b *Bulk) flush() error {
+	for _, id := range b.order {
+		bs := b.sessions[id]
+		if bs.isNew {
+			continue
+		}
+		h, err := b.s.Get(id)
+		if err != nil {
+			return err
+		}
+		if h.Count != bs.committed {
+			return fmt.Errorf("session %s changed during the import; import again", id)
+		}
+	}
+	return b.wb.Flush()
 }
 
 // Add reserves the next Seq of session id for m and writes it.
@@ -226,7 +246,7 @@ func (b *Bulk) Commit(o *Origin) (err error) {
 			return fmt.Errorf("session %s: %d messages reserved but %d written", id, bs.next-1-bs.committed, bs.put)
 		}
 	}
-	if err := b.wb.Flush(); err != nil {
+	if err := b.flush(); err != nil {
 		return fmt.Errorf("write import: %w", err)
 	}
 	now := b.s.Now()

@@ -145,7 +145,7 @@ func TestImportRoundTrip(t *testing.T) {
 	}
 	const envPlaceholder = "[Content from /home/dev/shop/.env filtered \u2014 trust tier \"cloud\" does not have read access]"
 	for _, tc := range []struct {
-		model          string
+		model           string
 		present, absent []string
 	}{
 		{"anthropic/claude-sonnet-4-5", // cloud: denies **/.env and **/.env.*

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // maxLinks bounds symlink resolution so that a loop is an error, not a hang.
@@ -21,27 +22,46 @@ var ErrLoop = errors.New("too many levels of symbolic links")
 // existing prefix is resolved and the rest is appended cleaned. An error means
 // the path cannot be decided; callers must treat it as denied.
 func Canonical(path string) (string, error) {
-	if path == "" {
-		return "", errors.New("canonical: empty path")
+	abs, err := absolute(path)
+	if err != nil {
+		return "", err
 	}
-	if strings.IndexByte(path, 0) >= 0 {
-		return "", errors.New("canonical: path contains a NUL byte")
-	}
-	if !filepath.IsAbs(path) {
-		wd, err := os.Getwd()
-		if err != nil {
-			return "", fmt.Errorf("canonical %q: %w", path, err)
-		}
-		path = wd + string(filepath.Separator) + path
-	}
-	links := 0
-	return resolve("/", path, &links)
+	return canonicalAbs(abs)
 }
 
-// resolve walks rest component by component on top of base, an already
-// resolved absolute path.
-func resolve(base, rest string, links *int) (string, error) {
-	cur := base
+// canonicalAbs resolves an absolute, uncleaned path: by the kernel when it
+// can, else by walking it.
+func canonicalAbs(abs string) (string, error) {
+	if s, ok := kernelResolve(abs); ok {
+		return s, nil
+	}
+	links := 0
+	return resolve(abs, &links)
+}
+
+// absolute makes path absolute without cleaning it: cleaning first would turn
+// "link/../x" into "x" and lose the physical meaning of "..".
+func absolute(path string) (string, error) {
+	if path == "" {
+		return "", errors.New("empty path")
+	}
+	if strings.IndexByte(path, 0) >= 0 {
+		return "", errors.New("path contains a NUL byte")
+	}
+	if filepath.IsAbs(path) {
+		return path, nil
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("cannot resolve relative path %q: %w", path, err)
+	}
+	return wd + string(filepath.Separator) + path, nil
+}
+
+// resolve walks the absolute path component by component from the root.
+// cur is always a resolved path; rest is what is left to walk.
+func resolve(path string, links *int) (string, error) {
+	cur, rest := "/", path
 	for rest != "" {
 		var comp string
 		comp, rest, _ = strings.Cut(rest, "/")
@@ -54,12 +74,19 @@ func resolve(base, rest string, links *int) (string, error) {
 		}
 		next := filepath.Join(cur, comp)
 		fi, err := os.Lstat(next)
-		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscallENOTDIR) {
-			// The rest does not exist: append it lexically.
-			return filepath.Join(next, filepath.Clean("/"+rest)), nil
+		// ENOTDIR: a file used as a folder; what follows cannot exist either.
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			if !hasDotDot(rest) {
+				return filepath.Join(next, rest), nil
+			}
+			// "missing/../link/x": a later ".." climbs back into folders
+			// that exist, whose symlinks must still be resolved. Treat the
+			// missing component as a plain folder and keep walking.
+			cur = next
+			continue
 		}
 		if err != nil {
-			return "", fmt.Errorf("canonical %s: %w", next, err)
+			return "", fmt.Errorf("cannot resolve %s: %w", next, unwrapPath(err))
 		}
 		if fi.Mode()&fs.ModeSymlink == 0 {
 			cur = next
@@ -67,24 +94,36 @@ func resolve(base, rest string, links *int) (string, error) {
 		}
 		*links++
 		if *links > maxLinks {
-			return "", fmt.Errorf("canonical %s: %w", next, ErrLoop)
+			return "", fmt.Errorf("cannot resolve %s: %w", path, ErrLoop)
 		}
 		target, err := os.Readlink(next)
 		if err != nil {
-			return "", fmt.Errorf("canonical %s: %w", next, err)
+			return "", fmt.Errorf("cannot resolve %s: %w", next, unwrapPath(err))
 		}
 		if filepath.IsAbs(target) {
 			cur = "/"
 		}
+		// A relative target is relative to the link's folder, which is cur.
 		rest = target + "/" + rest
 	}
 	return cur, nil
 }
 
-// lexical is the "path as given": absolute and cleaned, no symlinks resolved.
-func lexical(path string) (string, error) {
-	if path == "" || strings.IndexByte(path, 0) >= 0 {
-		return "", errors.New("invalid path")
+func hasDotDot(rest string) bool {
+	for rest != "" {
+		var comp string
+		comp, rest, _ = strings.Cut(rest, "/")
+		if comp == ".." {
+			return true
+		}
 	}
-	return filepath.Abs(path)
+	return false
+}
+
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }

@@ -4,5 +4,11 @@
 // a path that cannot be decided is denied, an unknown model gets the default
 // tier, and a policy file with any error does not load at all.
 //
+// Where things are: load.go reads a file and finds it (Resolve); check.go
+// validates the decoded TOML, and locate.go finds the line of each key and
+// array element so that every problem names file:line; pattern.go expands and
+// matches globs; canonical*.go resolves paths; policy.go maps models to tiers
+// and decides.
+//
 // It imports nothing of scrim's own packages.
 package policy

@@ -3,171 +3,350 @@ package policy
 import (
 	"strconv"
 	"strings"
-
-	"github.com/BurntSushi/toml"
 )
 
-// locator finds the line of a key or value in the policy source. The TOML
-// decoder does not expose key positions, and every load error must name a line.
+// The TOML decoder reports syntax errors with a line but does not say where a
+// key or an array element is, and every load error must name its line. A
+// locator scans the source once and records the line where each path first
+// appears: keys (plain, dotted, quoted, in inline tables), table headers,
+// array elements and array-of-tables entries. It follows TOML's structure
+// rather than guessing from text, never panics, and always makes progress, so
+// it is safe on any input; lines are only trusted for input that parsed.
+
+// A path is its parts joined by pathSep; an array element is the part
+// elemPrefix+index ("models", "\x011", "tier" is models[1].tier).
+const (
+	pathSep    = "\x00"
+	elemPrefix = "\x01"
+)
+
+func elem(i int) string { return elemPrefix + strconv.Itoa(i) }
+
 type locator struct {
-	lines      []string
-	keys       map[string]int   // "tiers.cloud.deny" → first line (1-based)
-	tables     map[string][]int // "tiers.cloud" → lines of each [header]
-	arrayTable map[string][]int // "models" → line of each [[models]]
+	lines map[string]int
+	// tierDefs lists, per tier name, the lines that define the tier table:
+	// a [tiers.NAME] header, a NAME = {...} value, or the first dotted key
+	// under it in a table. Two of them make a duplicate tier.
+	tierDefs map[string][]int
 }
 
-func newLocator(data []byte) *locator {
-	l := &locator{
-		lines:      strings.Split(string(data), "\n"),
-		keys:       map[string]int{},
-		tables:     map[string][]int{},
-		arrayTable: map[string][]int{},
+// line is the first line of the path, else of its nearest recorded parent, else 1.
+func (l *locator) line(parts ...string) int {
+	for n := len(parts); n > 0; n-- {
+		if ln, ok := l.lines[strings.Join(parts[:n], pathSep)]; ok {
+			return ln
+		}
 	}
-	table := ""
-	for i, raw := range l.lines {
-		s := strings.TrimSpace(raw)
-		n := i + 1
-		switch {
-		case strings.HasPrefix(s, "[["):
-			end := strings.Index(s, "]]")
-			if end < 0 {
-				continue
+	return 1
+}
+
+// has says whether the exact path was seen.
+func (l *locator) has(parts ...string) bool {
+	_, ok := l.lines[strings.Join(parts, pathSep)]
+	return ok
+}
+
+func newLocator(src []byte) *locator {
+	s := &scanner{src: string(src), line: 1, aot: map[string]int{},
+		loc: &locator{lines: map[string]int{}, tierDefs: map[string][]int{}}}
+	s.document()
+	return s.loc
+}
+
+type scanner struct {
+	src   string
+	pos   int
+	line  int
+	table []string       // current table path
+	aot   map[string]int // array-of-tables path → entries so far
+	seen  map[string]bool
+	depth int // nesting of arrays and inline tables
+	loc   *locator
+}
+
+// maxDepth bounds recursion on hostile input such as a megabyte of "[".
+const maxDepth = 64
+
+func (s *scanner) eof() bool { return s.pos >= len(s.src) }
+
+func (s *scanner) peek(off int) byte {
+	if s.pos+off < len(s.src) {
+		return s.src[s.pos+off]
+	}
+	return 0
+}
+
+func (s *scanner) advance() {
+	if s.src[s.pos] == '\n' {
+		s.line++
+	}
+	s.pos++
+}
+
+// skip passes blanks, and with newlines also line breaks and comments.
+func (s *scanner) skip(newlines bool) {
+	for !s.eof() {
+		switch c := s.src[s.pos]; {
+		case c == ' ' || c == '\t' || c == '\r':
+			s.pos++
+		case c == '#':
+			for !s.eof() && s.src[s.pos] != '\n' {
+				s.pos++
 			}
-			table = normKey(s[2:end])
-			l.arrayTable[table] = append(l.arrayTable[table], n)
-		case strings.HasPrefix(s, "["):
-			end := strings.Index(s, "]")
-			if end < 0 {
-				continue
-			}
-			table = normKey(s[1:end])
-			l.tables[table] = append(l.tables[table], n)
+		case c == '\n' && newlines:
+			s.advance()
 		default:
-			eq := strings.Index(s, "=")
-			if eq <= 0 || strings.HasPrefix(s, "#") || strings.HasPrefix(s, "\"") && !strings.Contains(s[:eq], "\"") {
-				continue
-			}
-			k := normKey(s[:eq])
-			if k == "" {
-				continue
-			}
-			if table != "" {
-				k = table + "." + k
-			}
-			if _, ok := l.keys[k]; !ok {
-				l.keys[k] = n
-			}
+			return
 		}
 	}
-	return l
 }
 
-// normKey turns `tiers . "my tier"` into `tiers.my tier`.
-func normKey(s string) string {
-	parts := strings.Split(s, ".")
-	for i, p := range parts {
-		p = strings.TrimSpace(p)
-		if uq, err := strconv.Unquote(p); err == nil {
-			p = uq
+func (s *scanner) skipLine() {
+	for !s.eof() && s.src[s.pos] != '\n' {
+		s.pos++
+	}
+}
+
+func (s *scanner) record(path []string, line int) {
+	k := strings.Join(path, pathSep)
+	if _, ok := s.loc.lines[k]; !ok {
+		s.loc.lines[k] = line
+	}
+}
+
+// recordAll records every prefix of path longer than from.
+func (s *scanner) recordAll(path []string, from, line int) {
+	for n := from + 1; n <= len(path); n++ {
+		s.record(path[:n], line)
+	}
+}
+
+func (s *scanner) document() {
+	s.seen = map[string]bool{}
+	for {
+		s.skip(true)
+		if s.eof() {
+			return
+		}
+		start := s.pos
+		if s.src[s.pos] == '[' {
+			s.header()
 		} else {
-			p = strings.Trim(p, "'")
+			s.keyValue(s.table)
 		}
-		parts[i] = p
+		s.skip(false)
+		s.skipLine()
+		if s.pos == start && !s.eof() {
+			s.advance()
+		}
 	}
-	return strings.Join(parts, ".")
 }
 
-// keyLine is the line of a key, or of the nearest enclosing table that has one.
-func (l *locator) keyLine(k toml.Key) int {
-	for n := len(k); n > 0; n-- {
-		name := strings.Join(k[:n], ".")
-		if line, ok := l.keys[name]; ok {
-			return line
+// header reads [a.b] or [[a.b]] and makes it the current table.
+func (s *scanner) header() {
+	line := s.line
+	array := s.peek(1) == '['
+	s.pos++
+	if array {
+		s.pos++
+	}
+	keys := s.key()
+	var path []string
+	for i, k := range keys {
+		path = append(path, k)
+		last := i == len(keys)-1
+		if n := s.aot[strings.Join(path, pathSep)]; n > 0 && !(array && last) {
+			path = append(path, elem(n-1)) // [a.b] under [[a]] means the last a
 		}
-		if lines := l.tables[name]; len(lines) > 0 {
-			return lines[0]
-		}
-		if lines := l.arrayTable[name]; len(lines) > 0 {
-			// An unknown key in some [[name]] table: find the first table that has it.
-			if n < len(k) {
-				for _, tl := range lines {
-					if line := l.lineInTable(tl, k[n]); line != tl {
-						return line
-					}
-				}
+	}
+	if array {
+		k := strings.Join(path, pathSep)
+		s.record(path, line)
+		path = append(path, elem(s.aot[k]))
+		s.aot[k]++
+	}
+	s.recordAll(path, 0, line)
+	s.table = path
+	s.seen = map[string]bool{}
+	if len(path) == 2 && path[0] == "tiers" && !array {
+		s.loc.tierDefs[path[1]] = append(s.loc.tierDefs[path[1]], line)
+	}
+}
+
+// keyValue reads `key = value` inside the table at base.
+func (s *scanner) keyValue(base []string) {
+	line := s.line
+	keys := s.key()
+	if len(keys) == 0 {
+		return
+	}
+	s.skip(false)
+	if s.peek(0) != '=' {
+		return
+	}
+	s.pos++
+	s.skip(false)
+	path := append(append([]string(nil), base...), keys...)
+	s.recordAll(path, len(base), line)
+	s.noteTier(path, len(base), line)
+	s.value(path)
+}
+
+// noteTier records a tier definition made by a key path (see tierDefs).
+func (s *scanner) noteTier(path []string, from, line int) {
+	if len(path) < 2 || path[0] != "tiers" || from > 1 {
+		return
+	}
+	k := strings.Join(path[:2], pathSep)
+	if len(path) == 2 || !s.seen[k] {
+		s.seen[k] = true
+		s.loc.tierDefs[path[1]] = append(s.loc.tierDefs[path[1]], line)
+	}
+}
+
+// key reads a possibly dotted key: bare, "basic" or 'literal' parts.
+func (s *scanner) key() []string {
+	var parts []string
+	for {
+		s.skip(false)
+		var part string
+		switch c := s.peek(0); {
+		case c == '"':
+			part = unquoteBasic(s.str('"'))
+		case c == '\'':
+			part = strings.Trim(s.str('\''), "'")
+		case isBare(c):
+			start := s.pos
+			for !s.eof() && isBare(s.src[s.pos]) {
+				s.pos++
 			}
-			return lines[0]
+			part = s.src[start:s.pos]
+		default:
+			return parts
 		}
+		parts = append(parts, part)
+		s.skip(false)
+		if s.peek(0) != '.' {
+			return parts
+		}
+		s.pos++
 	}
-	return 0
 }
 
-func (l *locator) tableLine(name string) int {
-	if lines := l.tables[name]; len(lines) > 0 {
-		return lines[0]
-	}
-	// A tier written as dotted keys (tiers.x.label = ...) has no header.
-	for k, line := range l.keys {
-		if strings.HasPrefix(k, name+".") {
-			return line
-		}
-	}
-	return 0
+func isBare(c byte) bool {
+	return c == '_' || c == '-' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 }
 
-func (l *locator) arrayTableLine(name string, i int) int {
-	if lines := l.arrayTable[name]; i < len(lines) {
-		return lines[i]
+// str reads a string starting with quote q (single- or multi-line) and
+// returns its raw text, quotes included.
+func (s *scanner) str(q byte) string {
+	start := s.pos
+	multi := s.peek(1) == q && s.peek(2) == q
+	if multi {
+		s.pos += 3
+	} else {
+		s.pos++
 	}
-	return l.keys[name]
+	for !s.eof() {
+		c := s.src[s.pos]
+		switch {
+		case c == '\\' && q == '"' && s.pos+1 < len(s.src):
+			s.pos++
+			s.advance()
+		case c == '\n' && !multi:
+			return s.src[start:s.pos]
+		case c == q && !multi:
+			s.pos++
+			return s.src[start:s.pos]
+		case c == q && s.peek(1) == q && s.peek(2) == q:
+			s.pos += 3
+			for i := 0; i < 2 && s.peek(0) == q; i++ { // """a"""" ends in a quote
+				s.pos++
+			}
+			return s.src[start:s.pos]
+		default:
+			s.advance()
+		}
+	}
+	return s.src[start:s.pos]
 }
 
-// lineInTable finds `key =` after a table header and before the next header.
-func (l *locator) lineInTable(tableLine int, key string) int {
-	for i := tableLine; i < len(l.lines); i++ {
-		s := strings.TrimSpace(l.lines[i])
-		if strings.HasPrefix(s, "[") {
-			break
-		}
-		if eq := strings.Index(s, "="); eq > 0 && normKey(s[:eq]) == key {
-			return i + 1
-		}
+func unquoteBasic(raw string) string {
+	if u, err := strconv.Unquote(raw); err == nil {
+		return u
 	}
-	return tableLine
+	return strings.Trim(raw, `"`)
 }
 
-// valueLine finds the line of a string value of an array key; arrays may span lines.
-// A value repeated in the same array points at its first occurrence.
-func (l *locator) valueLine(key, value string) int {
-	start, ok := l.keys[key]
-	if !ok {
-		return l.tableLine(key[:strings.LastIndex(key, ".")])
+// value reads any value at path, recording array elements and inline-table keys.
+func (s *scanner) value(path []string) {
+	if s.depth > maxDepth {
+		s.scalar()
+		return
 	}
-	quoted := []string{strconv.Quote(value), "'" + value + "'", `"` + value + `"`}
-	for n := start - 1; n < len(l.lines); n++ {
-		s := strings.TrimSpace(l.lines[n])
-		if n > start-1 && (strings.HasPrefix(s, "[") && !strings.HasPrefix(s, "[\"") || strings.Contains(s, "=") && !strings.ContainsAny(s[:strings.Index(s, "=")], "\"'")) {
-			break
-		}
-		for _, q := range quoted {
-			if strings.Contains(s, q) {
-				return n + 1
+	s.depth++
+	defer func() { s.depth-- }()
+	switch c := s.peek(0); c {
+	case '"', '\'':
+		s.str(c)
+	case '[':
+		s.pos++
+		for i := 0; ; {
+			s.skip(true)
+			if s.eof() {
+				return
+			}
+			switch s.src[s.pos] {
+			case ']':
+				s.pos++
+				return
+			case ',':
+				s.pos++
+				continue
+			}
+			start := s.pos
+			p := append(append([]string(nil), path...), elem(i))
+			s.record(p, s.line)
+			s.value(p)
+			i++
+			if s.pos == start {
+				s.advance()
 			}
 		}
-	}
-	return start
-}
-
-type dupTier struct {
-	name string
-	line int
-}
-
-func (l *locator) duplicateTier() dupTier {
-	for name, lines := range l.tables {
-		if strings.HasPrefix(name, "tiers.") && strings.Count(name, ".") == 1 && len(lines) > 1 {
-			return dupTier{strings.TrimPrefix(name, "tiers."), lines[1]}
+	case '{':
+		s.pos++
+		for {
+			s.skip(true)
+			if s.eof() {
+				return
+			}
+			switch s.src[s.pos] {
+			case '}':
+				s.pos++
+				return
+			case ',':
+				s.pos++
+				continue
+			}
+			start := s.pos
+			s.keyValue(path)
+			if s.pos == start {
+				s.advance()
+			}
 		}
+	default:
+		s.scalar()
 	}
-	return dupTier{}
+}
+
+// scalar passes a number, boolean or date-time ("1979-05-27 07:32:00" has a space).
+func (s *scanner) scalar() {
+	start := s.pos
+	for !s.eof() && !strings.ContainsRune(" \t\r\n,]}#", rune(s.src[s.pos])) {
+		s.pos++
+	}
+	if s.pos-start == 10 && s.src[start+4] == '-' && s.peek(0) == ' ' && '0' <= s.peek(1) && s.peek(1) <= '9' {
+		s.pos++
+		s.scalar()
+	}
 }

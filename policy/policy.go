@@ -3,9 +3,7 @@ package policy
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
-	"strings"
 	"sync/atomic"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -18,7 +16,9 @@ var ErrDenied = errors.New("read denied")
 // for concurrent use.
 type Policy struct {
 	File        string // absolute path, or EmbeddedName
+	Source      string // how File was found: "--policy", "$SCRIM_POLICY", "user config", "built-in"; "" from Parse/Load
 	DefaultTier string
+	DefaultLine int // line of default_tier
 	Tiers       map[string]*Tier
 	Order       []string // tier names in file order
 	Models      []ModelRule
@@ -30,6 +30,7 @@ type Policy struct {
 type Tier struct {
 	Name  string
 	Label string
+	Line  int // where the tier is defined
 	Read  []Pattern
 	Deny  []Pattern
 }
@@ -39,122 +40,6 @@ type ModelRule struct {
 	Match string
 	Tier  string
 	Line  int
-}
-
-// Pattern is one read or deny glob. Raw is as written; forms are what paths
-// are matched against: the expanded pattern and, when its literal prefix runs
-// through a symlink, the same pattern on the resolved prefix.
-type Pattern struct {
-	Raw   string
-	Line  int
-	forms []form
-}
-
-type form struct {
-	glob   string
-	prefix string // literal, glob-free prefix; a path that lacks it cannot match
-}
-
-func (p Pattern) match(path string) bool {
-	for _, f := range p.forms {
-		if !strings.HasPrefix(path, f.prefix) {
-			continue
-		}
-		if ok, _ := doublestar.Match(f.glob, path); ok {
-			return true
-		}
-	}
-	return false
-}
-
-// Expanded returns the absolute glob(s) the pattern matches against.
-func (p Pattern) Expanded() []string {
-	out := make([]string, len(p.forms))
-	for i, f := range p.forms {
-		out[i] = f.glob
-	}
-	return out
-}
-
-func compilePattern(raw, baseDir string) (Pattern, error) {
-	if raw == "" {
-		return Pattern{}, errors.New("empty pattern")
-	}
-	var missing string
-	s := os.Expand(raw, func(name string) string {
-		v, ok := os.LookupEnv(name)
-		if !ok && missing == "" {
-			missing = name
-		}
-		return v
-	})
-	if missing != "" {
-		return Pattern{}, fmt.Errorf("environment variable $%s is not set", missing)
-	}
-	switch {
-	case s == "~" || strings.HasPrefix(s, "~/"):
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return Pattern{}, fmt.Errorf("cannot expand ~: %v", err)
-		}
-		s = home + s[1:]
-	case strings.HasPrefix(s, "**"):
-		// Matches at any depth anywhere: not relative to anything.
-		if !doublestar.ValidatePattern(s) {
-			return Pattern{}, errors.New("invalid glob")
-		}
-		return Pattern{Raw: raw, forms: []form{{glob: s}}}, nil
-	case !filepath.IsAbs(s):
-		if baseDir == "" {
-			return Pattern{}, errors.New("relative pattern in a policy without a folder; use an absolute path, ~ or **")
-		}
-		s = filepath.Join(baseDir, s)
-	}
-	trailing := strings.HasSuffix(s, "/") && len(s) > 1
-	s = filepath.Clean(s)
-	if trailing {
-		// "dir/" means the folder and everything in it.
-		s += "/**"
-	}
-	if !doublestar.ValidatePattern(s) {
-		return Pattern{}, errors.New("invalid glob")
-	}
-	prefix, rest := splitLiteral(s)
-	p := Pattern{Raw: raw, forms: []form{{glob: s, prefix: prefix}}}
-	if canon, err := Canonical(prefix); err == nil && canon != prefix {
-		g := escapeMeta(canon)
-		if rest != "" {
-			g = strings.TrimSuffix(g, "/") + "/" + rest
-		}
-		p.forms = append(p.forms, form{glob: g, prefix: canon})
-	}
-	return p, nil
-}
-
-// splitLiteral splits an absolute glob into its glob-free leading folders
-// and the rest: "/home/u/src/**/*.go" → "/home/u/src", "**/*.go".
-func splitLiteral(glob string) (prefix, rest string) {
-	comps := strings.Split(glob, "/")
-	i := 0
-	for i < len(comps) && !strings.ContainsAny(comps[i], `*?[]{}\`) {
-		i++
-	}
-	prefix = strings.Join(comps[:i], "/")
-	if prefix == "" {
-		prefix = "/"
-	}
-	return prefix, strings.Join(comps[i:], "/")
-}
-
-func escapeMeta(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if strings.ContainsRune(`*?[]{}\`, r) {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }
 
 // TierFor maps a model ID to its tier: the first [[models]] rule whose match
@@ -171,13 +56,14 @@ func (p *Policy) TierFor(model string) (*Tier, *ModelRule) {
 
 // Decision is the answer for one path.
 type Decision struct {
-	Allowed   bool
-	Path      string // as given, made absolute and clean
-	Canonical string // symlinks resolved; "" if that failed
-	Pattern   string // the pattern that decided, as written; "" if none
-	Kind      string // "read", "deny" or "" (no pattern decided)
-	Line      int    // line of Pattern in the policy file
-	Reason    string // one line a person can read
+	Allowed      bool
+	Path         string // as given, made absolute and clean
+	Canonical    string // symlinks resolved; "" if that failed
+	Pattern      string // the pattern that decided, as written; "" if none
+	Kind         string // "read", "deny" or "" (no pattern decided)
+	Line         int    // line of Pattern in the policy file
+	ViaCanonical bool   // the canonical form, not the path as given, decided
+	Reason       string // one line a person can read
 }
 
 // Decide says whether tier t may read path. Both the path as given and its
@@ -185,19 +71,26 @@ type Decision struct {
 // be resolved is denied.
 func (p *Policy) Decide(t *Tier, path string) Decision {
 	p.decisions.Add(1)
-	lex, err := lexical(path)
+	if t == nil {
+		return Decision{Path: path, Reason: "no trust tier to decide with"}
+	}
+	abs, err := absolute(path)
 	if err != nil {
 		return Decision{Path: path, Reason: fmt.Sprintf("path cannot be decided: %v", err)}
 	}
-	canon, err := Canonical(lex)
+	lex := filepath.Clean(abs)
+	canon, err := canonicalAbs(abs)
 	if err != nil {
-		return Decision{Path: lex, Reason: fmt.Sprintf("path cannot be resolved (%v)", err)}
+		return Decision{Path: lex, Reason: fmt.Sprintf("path cannot be decided: %v", err)}
 	}
 	d := t.decide(lex)
 	if canon != lex {
+		// The stronger answer wins: a deny over anything, then "no read
+		// pattern" over an allow.
 		if dc := t.decide(canon); !dc.Allowed && (d.Allowed || dc.Kind == "deny" && d.Kind != "deny") {
 			d = dc
-			d.Reason += " (via its resolved path " + canon + ")"
+			d.ViaCanonical = true
+			d.Reason += " (on its resolved path " + canon + ")"
 		}
 	}
 	d.Path, d.Canonical = lex, canon
@@ -207,12 +100,12 @@ func (p *Policy) Decide(t *Tier, path string) Decision {
 func (t *Tier) decide(path string) Decision {
 	for _, pat := range t.Deny {
 		if pat.match(path) {
-			return Decision{Pattern: pat.Raw, Kind: "deny", Line: pat.Line, Reason: fmt.Sprintf("deny pattern %q matches", pat.Raw)}
+			return Decision{Pattern: pat.Raw, Kind: "deny", Line: pat.Line, Reason: pat.reason}
 		}
 	}
 	for _, pat := range t.Read {
 		if pat.match(path) {
-			return Decision{Allowed: true, Pattern: pat.Raw, Kind: "read", Line: pat.Line, Reason: fmt.Sprintf("read pattern %q matches", pat.Raw)}
+			return Decision{Allowed: true, Pattern: pat.Raw, Kind: "read", Line: pat.Line, Reason: pat.reason}
 		}
 	}
 	return Decision{Reason: "no read pattern matches"}
@@ -232,7 +125,7 @@ func (p *Policy) DecisionCount() uint64 { return p.decisions.Load() }
 type Explanation struct {
 	Model    string
 	Rule     string // the [[models]] match that applied, or "default"
-	RuleLine int
+	RuleLine int    // line of that rule, or of default_tier
 	Tier     *Tier
 	Decision Decision
 }
@@ -240,7 +133,7 @@ type Explanation struct {
 // Explain decides path for model and says which rule and pattern decided it.
 func (p *Policy) Explain(model, path string) Explanation {
 	t, r := p.TierFor(model)
-	e := Explanation{Model: model, Rule: "default", Tier: t, Decision: p.Decide(t, path)}
+	e := Explanation{Model: model, Rule: "default", RuleLine: p.DefaultLine, Tier: t, Decision: p.Decide(t, path)}
 	if r != nil {
 		e.Rule, e.RuleLine = r.Match, r.Line
 	}

@@ -1,0 +1,306 @@
+package policy
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"unicode"
+
+	"github.com/BurntSushi/toml"
+	"github.com/bmatcuk/doublestar/v4"
+)
+
+// checker turns a decoded TOML document into a Policy, collecting every
+// problem with its line. It reads the generic document rather than decoding
+// into structs so that a wrong type, an unknown key or a missing one each get
+// their own message and line.
+type checker struct {
+	file    string
+	loc     *locator
+	baseDir string
+	errs    []*LoadError
+}
+
+func (c *checker) add(line int, format string, a ...any) {
+	c.errs = append(c.errs, &LoadError{File: c.file, Line: line, Msg: fmt.Sprintf(format, a...)})
+}
+
+// keysByLine returns a table's keys in file order.
+func (c *checker) keysByLine(tbl map[string]any, path ...string) []string {
+	keys := make([]string, 0, len(tbl))
+	for k := range tbl {
+		keys = append(keys, k)
+	}
+	line := func(k string) int { return c.loc.line(append(append([]string(nil), path...), k)...) }
+	sort.Slice(keys, func(i, j int) bool {
+		if li, lj := line(keys[i]), line(keys[j]); li != lj {
+			return li < lj
+		}
+		return keys[i] < keys[j]
+	})
+	return keys
+}
+
+// unknownKeys reports keys of tbl (at path) that are not in known. It returns
+// the known keys that a typo seems to mean, so that "dney" is not also
+// reported as a missing deny.
+func (c *checker) unknownKeys(tbl map[string]any, where string, known []string, path ...string) (meant map[string]bool) {
+	meant = map[string]bool{}
+	for _, k := range c.keysByLine(tbl, path...) {
+		if contains(known, k) {
+			continue
+		}
+		hint := suggest(k, known)
+		if hint != "" {
+			meant[closest(k, known)] = true
+		}
+		c.add(c.loc.line(append(path, k)...), "unknown key %q %s%s (expected %s)", k, where, hint, strings.Join(known, ", "))
+	}
+	return meant
+}
+
+func (c *checker) policy(doc map[string]any) *Policy {
+	p := &Policy{File: c.file, Tiers: map[string]*Tier{}}
+	meant := c.unknownKeys(doc, "at the top level", []string{"default_tier", "tiers", "models"})
+	c.tiers(p, doc["tiers"], meant["tiers"])
+	c.models(p, doc["models"])
+	c.defaultTier(p, doc, meant["default_tier"])
+	return p
+}
+
+func (c *checker) tiers(p *Policy, v any, misspelt bool) {
+	if v == nil {
+		if misspelt {
+			return
+		}
+		c.add(1, "no tiers defined; add at least one [tiers.NAME] table with a label and read patterns")
+		return
+	}
+	tbl, ok := v.(map[string]any)
+	if !ok {
+		c.add(c.loc.line("tiers"), "tiers must be tables: write [tiers.NAME] with label, read and deny")
+		return
+	}
+	if len(tbl) == 0 {
+		c.add(c.loc.line("tiers"), "no tiers defined; add at least one [tiers.NAME] table with a label and read patterns")
+		return
+	}
+	for _, name := range c.keysByLine(tbl, "tiers") {
+		t := c.tier(name, tbl[name])
+		p.Tiers[name] = t
+		p.Order = append(p.Order, name)
+	}
+}
+
+func (c *checker) tier(name string, v any) *Tier {
+	line := c.loc.line("tiers", name)
+	t := &Tier{Name: name, Line: line}
+	if msg := textProblem(name); msg != "" {
+		c.add(line, "tier name %q %s", name, msg)
+	}
+	if defs := c.loc.tierDefs[name]; len(defs) > 1 {
+		// The decoder merges a tier split between dotted keys and a
+		// [tiers.NAME] header; TOML forbids it and it is surely a mistake.
+		c.add(defs[1], "duplicate tier %q (first defined on line %d); merge the two or rename one", name, defs[0])
+	}
+	tbl, ok := v.(map[string]any)
+	if !ok {
+		c.add(line, "tier %q must be a table with label, read and deny: write [tiers.%s]", name, toml.Key{name})
+		return t
+	}
+	meant := c.unknownKeys(tbl, fmt.Sprintf("in tier %q", name), []string{"label", "read", "deny"}, "tiers", name)
+	switch label, ok := tbl["label"].(string); {
+	case tbl["label"] == nil && meant["label"]:
+	case tbl["label"] == nil:
+		c.add(line, "tier %q has no label; add label = \"...\" (placeholders name the tier by it)", name)
+	case !ok:
+		c.add(c.loc.line("tiers", name, "label"), "tier %q: label must be a string", name)
+	case textProblem(label) != "":
+		c.add(c.loc.line("tiers", name, "label"), "tier %q: label %q %s", name, label, textProblem(label))
+	default:
+		t.Label = label
+	}
+	t.Read = c.patterns(name, "read", tbl["read"])
+	t.Deny = c.patterns(name, "deny", tbl["deny"])
+	return t
+}
+
+// textProblem says what is wrong with a name or label that people read in
+// placeholders and terminals, or "".
+func textProblem(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "is empty"
+	}
+	for _, r := range s {
+		if !unicode.IsPrint(r) {
+			return "must be one line of printable text"
+		}
+	}
+	return ""
+}
+
+func (c *checker) patterns(tier, key string, v any) []Pattern {
+	if v == nil {
+		return nil
+	}
+	list, ok := v.([]any)
+	if !ok {
+		c.add(c.loc.line("tiers", tier, key), "tier %q: %s must be an array of path globs, like %s = [\"~/src/**\"]", tier, key, key)
+		return nil
+	}
+	var out []Pattern
+	for i, e := range list {
+		line := c.loc.line("tiers", tier, key, elem(i))
+		raw, ok := e.(string)
+		if !ok {
+			c.add(line, "tier %q: %s patterns must be strings (element %d is not)", tier, key, i+1)
+			continue
+		}
+		pat, err := compilePattern(raw, c.baseDir)
+		if err != nil {
+			c.add(line, "tier %q: %s pattern %q: %v", tier, key, raw, err)
+			continue
+		}
+		pat.Line = line
+		pat.reason = fmt.Sprintf("%s pattern %q matches", key, raw)
+		out = append(out, pat)
+	}
+	return out
+}
+
+// rules accepts [[models]] tables and models = [{...}, ...] alike.
+func rules(v any) ([]map[string]any, bool) {
+	switch v := v.(type) {
+	case []map[string]any:
+		return v, true
+	case []any:
+		out := make([]map[string]any, len(v))
+		for i, e := range v {
+			m, ok := e.(map[string]any)
+			if !ok {
+				return nil, false
+			}
+			out[i] = m
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+func (c *checker) models(p *Policy, v any) {
+	if v == nil {
+		return // every model gets the default tier
+	}
+	list, ok := rules(v)
+	if !ok {
+		c.add(c.loc.line("models"), "models must be [[models]] tables, each with match and tier")
+		return
+	}
+	for i, r := range list {
+		at := func(key ...string) int { return c.loc.line(append([]string{"models", elem(i)}, key...)...) }
+		meant := c.unknownKeys(r, fmt.Sprintf("in model rule %d", i+1), []string{"match", "tier"}, "models", elem(i))
+		match, ok := r["match"].(string)
+		switch {
+		case r["match"] == nil && meant["match"]:
+		case r["match"] == nil:
+			c.add(at(), "model rule %d has no match; add match = \"provider/**\"", i+1)
+		case !ok || match == "":
+			c.add(at("match"), "model rule %d: match must be a non-empty model glob, like \"anthropic/**\"", i+1)
+		case !doublestar.ValidatePattern(match):
+			c.add(at("match"), "model rule %d: match %q: %v", i+1, match, errInvalidGlob)
+		}
+		tier, ok := r["tier"].(string)
+		switch {
+		case r["tier"] == nil && meant["tier"]:
+			continue
+		case r["tier"] == nil:
+			c.add(at(), "model rule %d (%q) has no tier; add tier = \"NAME\"", i+1, match)
+			continue
+		case !ok:
+			c.add(at("tier"), "model rule %d: tier must be a string naming a tier", i+1)
+			continue
+		case p.Tiers[tier] == nil:
+			c.add(at("tier"), "model rule %d (%q): tier %q is not defined%s (tiers: %s)", i+1, match, tier, suggest(tier, p.Order), strings.Join(p.Order, ", "))
+			continue
+		}
+		p.Models = append(p.Models, ModelRule{Match: match, Tier: tier, Line: at()})
+	}
+}
+
+func (c *checker) defaultTier(p *Policy, doc map[string]any, misspelt bool) {
+	v, ok := doc["default_tier"]
+	if !ok {
+		if misspelt {
+			return
+		}
+		c.add(1, "default_tier is missing; add default_tier = \"NAME\" at the top: the tier of models that no rule matches")
+		return
+	}
+	line := c.loc.line("default_tier")
+	name, ok := v.(string)
+	switch {
+	case !ok:
+		c.add(line, "default_tier must be a string naming a tier")
+	case p.Tiers[name] == nil && len(p.Order) > 0:
+		c.add(line, "default_tier %q is not a defined tier%s (tiers: %s)", name, suggest(name, p.Order), strings.Join(p.Order, ", "))
+	default:
+		p.DefaultTier, p.DefaultLine = name, line
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// suggest returns ` (did you mean "x"?)` for the closest of options within a
+// small edit distance, so that a typo like dney points at deny.
+func suggest(s string, options []string) string {
+	if best := closest(s, options); best != "" {
+		return fmt.Sprintf(" (did you mean %q?)", best)
+	}
+	return ""
+}
+
+func closest(s string, options []string) string {
+	best, bestD := "", 3
+	for _, o := range options {
+		if d := editDistance(s, o); d < bestD && d < max(len(o)/2, 1)+1 {
+			best, bestD = o, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Damerau–Levenshtein distance (adjacent swaps count one).
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	if len(ra) > 64 || len(rb) > 64 {
+		return 1 << 30
+	}
+	d := make([][]int, len(ra)+1)
+	for i := range d {
+		d[i] = make([]int, len(rb)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(ra)][len(rb)]
+}

@@ -1,0 +1,86 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/scrim-dev/scrim/policy"
+)
+
+// The benchmarks run the same tool code in three modes:
+//   - plain:    no tagging, no enforcement: the tool's own work;
+//   - tagged:   plus policy.Canonical and the SourcePath attribution;
+//   - enforced: the production Run: the tier's decision, whose canonical
+//     form is reused as the tag (no second resolution).
+//
+// tagged − plain is the cost of tagging: the canonicalisation alone.
+
+var benchModes = []struct {
+	name string
+	mode mode
+}{
+	{"plain", mode{}},
+	{"tagged", mode{tag: true}},
+	{"enforced", full},
+}
+
+func benchTree(b *testing.B, files int) string {
+	m := map[string]string{}
+	var body strings.Builder
+	for i := range 200 {
+		fmt.Fprintf(&body, "func f%d() { return compute(%d) }\n", i, i)
+	}
+	for i := range files {
+		m[fmt.Sprintf("src/pkg%d/deep/file%d.go", i%10, i)] = body.String() + "// needle\n"
+	}
+	return tempTree(b, m)
+}
+
+func BenchmarkRead(b *testing.B) {
+	root := benchTree(b, 1)
+	env := Env{Policy: loadPolicy(b), Model: "trusted/m", WorkDir: root}
+	input := json.RawMessage(`{"path":"src/pkg0/deep/file0.go"}`)
+	for _, bm := range benchModes {
+		b.Run(bm.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if r := (readTool{}).run(context.Background(), env, input, bm.mode); r.Message.IsError {
+					b.Fatal(r.Message.Text())
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkGrep(b *testing.B) {
+	root := benchTree(b, 100)
+	env := Env{Policy: loadPolicy(b), Model: "trusted/m", WorkDir: root}
+	input := json.RawMessage(`{"pattern":"needle","max_matches":2000}`)
+	for _, bm := range benchModes {
+		b.Run(bm.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if r := (grepTool{}).run(context.Background(), env, input, bm.mode); len(r.Message.Parts) != 100 {
+					b.Fatalf("%d parts", len(r.Message.Parts))
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkCanonical is the cost of one canonicalisation of the benchmark's
+// file path: the difference tagged − plain should be about this (per file).
+func BenchmarkCanonical(b *testing.B) {
+	root := benchTree(b, 1)
+	path := filepath.Join(root, "src/pkg0/deep/file0.go")
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := policy.Canonical(path); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

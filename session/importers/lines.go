@@ -16,6 +16,7 @@ const MaxLine = 256 << 20
 // bytes it hands out as consumed.
 type lineReader struct {
 	r        *bufio.Reader
+	max      int // MaxLine; smaller in tests
 	h        hash.Hash
 	buf      []byte
 	consumed int64 // bytes of complete lines returned
@@ -23,7 +24,7 @@ type lineReader struct {
 }
 
 func newLineReader(r io.Reader, h hash.Hash) *lineReader {
-	return &lineReader{r: bufio.NewReaderSize(r, 256<<10), h: h}
+	return &lineReader{r: bufio.NewReaderSize(r, 256<<10), h: h, max: MaxLine}
 }
 
 // next returns the next line without its newline. At the end of the input
@@ -53,7 +54,7 @@ func (l *lineReader) next() (line []byte, complete bool, err error) {
 				l.consume(chunk)
 				continue
 			}
-			if len(l.buf)+len(chunk) > MaxLine {
+			if len(l.buf)+len(chunk) > l.max {
 				l.consume(l.buf)
 				l.consume(chunk)
 				l.buf = l.buf[:0]

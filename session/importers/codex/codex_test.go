@@ -56,3 +56,24 @@ func TestRolloutFixture(t *testing.T) {
 		t.Errorf("call input %s", got)
 	}
 }
+
+// TestOlderRollout: rollouts before the {timestamp, type, payload} lines
+// carried bare items after a first meta line; they import too (commands
+// have no events there, so their output is of unknown source).
+func TestOlderRollout(t *testing.T) {
+	st := importtest.Store(t)
+	res, err := importers.Import(st, Agent, "testdata/rollout-2025-05-01-old-format.jsonl", New)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Skipped != 0 || res.Messages != 4 {
+		t.Errorf("%s", res)
+	}
+	_, msgs := importtest.Session(t, st, "Show me x.txt")
+	importtest.Compare(t, msgs, []string{
+		"user parts=[text] paths=nil",
+		"assistant parts=[call:c1:shell] paths=nil",
+		"tool bash parts=[tool_result] paths=nil",
+		"assistant parts=[text] paths=nil",
+	})
+}

@@ -2,33 +2,33 @@ package codex
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
+
+	"github.com/scrim-dev/scrim/session/importers"
 )
 
-// envelope is one rollout line.
+// envelope is one rollout line, decoded in one pass: the payload kinds
+// share one struct (their fields do not clash), so no part of a line is
+// decoded twice. Older rollouts have bare items and a first meta line: the
+// embedded payload takes their fields.
 type envelope struct {
-	Timestamp string          `json:"timestamp"`
-	Type      string          `json:"type"`
-	Payload   json.RawMessage `json:"payload"`
-	// Older rollouts: the first line is bare session meta.
-	ID         string `json:"id"`
-	RecordType string `json:"record_type"`
+	Timestamp  string   `json:"timestamp"`
+	Type       string   `json:"type"`
+	Payload    *payload `json:"payload"`
+	RecordType string   `json:"record_type"`
+	payload
 }
 
-type sessionMeta struct {
+// payload holds the fields of every payload kind the importer uses:
+// session_meta, turn_context, response_item and event_msg.
+type payload struct {
+	Type string `json:"type"`
+	// session_meta, turn_context, command events
 	Cwd           string `json:"cwd"`
 	ModelProvider string `json:"model_provider"`
 	Model         string `json:"model"`
-}
-
-type turnContext struct {
-	Cwd   string `json:"cwd"`
-	Model string `json:"model"`
-}
-
-// item is a response_item payload.
-type item struct {
-	Type      string          `json:"type"`
+	// response items
 	Role      string          `json:"role"`
 	Content   []contentItem   `json:"content"`
 	Name      string          `json:"name"`
@@ -41,19 +41,21 @@ type item struct {
 		Command          []string `json:"command"`
 		WorkingDirectory string   `json:"working_directory"`
 	} `json:"action"`
+	// exec_command_begin/end
+	ParsedCmd []parsedCmd `json:"parsed_cmd"`
+}
+
+// decodeLine decodes a line; a field of an unexpected type is skipped (and
+// the rest decoded), only a syntax error makes the line unreadable.
+func decodeLine(raw []byte, e *envelope) bool {
+	err := json.Unmarshal(raw, e)
+	var ute *json.UnmarshalTypeError
+	return err == nil || errors.As(err, &ute)
 }
 
 type contentItem struct {
 	Type string `json:"type"`
 	Text string `json:"text"`
-}
-
-// event is an event_msg payload; only command events are used.
-type event struct {
-	Type      string      `json:"type"`
-	CallID    string      `json:"call_id"`
-	Cwd       string      `json:"cwd"`
-	ParsedCmd []parsedCmd `json:"parsed_cmd"`
 }
 
 type parsedCmd struct {
@@ -73,8 +75,7 @@ func outputText(raw json.RawMessage) string {
 	if len(raw) == 0 {
 		return ""
 	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
+	if s, ok := importers.JSONString(raw); ok {
 		return s
 	}
 	var o struct {

@@ -9,22 +9,18 @@ import (
 	"github.com/scrim-dev/scrim/session/importers"
 )
 
-func (p *parser) item(raw json.RawMessage, ts time.Time) bool {
-	var it item
-	if json.Unmarshal(raw, &it) != nil {
-		return false
-	}
+func (p *parser) item(it *payload, ts time.Time) bool {
 	if it.Type != "reasoning" {
 		defer func() { p.st.Open = nil }()
 	}
 	switch it.Type {
 	case "message":
-		return p.message(&it, ts)
+		return p.message(it, ts)
 	case "function_call", "custom_tool_call", "local_shell_call":
-		p.callItem(&it, ts)
+		p.callItem(it, ts)
 		return true
 	case "function_call_output", "custom_tool_call_output":
-		p.output(&it, ts)
+		p.output(it, ts)
 		return true
 	case "reasoning", "web_search_call":
 		// Reasoning is encrypted for the model that wrote it; a search call
@@ -34,7 +30,7 @@ func (p *parser) item(raw json.RawMessage, ts time.Time) bool {
 	return false
 }
 
-func (p *parser) message(it *item, ts time.Time) bool {
+func (p *parser) message(it *payload, ts time.Time) bool {
 	var parts []session.Part
 	for _, c := range it.Content {
 		switch c.Type {
@@ -69,7 +65,7 @@ func (p *parser) message(it *item, ts time.Time) bool {
 
 // callItem adds a call to the assistant turn (starting one if the call came
 // without text).
-func (p *parser) callItem(it *item, ts time.Time) {
+func (p *parser) callItem(it *payload, ts time.Time) {
 	if p.turn == nil && p.st.Open != nil && p.sink.Known("") {
 		p.turn, p.revise = &session.Message{SessionID: p.st.Open.SessionID, Seq: p.st.Open.Seq}, true
 	}
@@ -125,7 +121,7 @@ func (p *parser) finishTurn() {
 
 // commandEvent records what a command read, per Codex's parsed_cmd, and
 // releases a result that was waiting for it.
-func (p *parser) commandEvent(ev *event) {
+func (p *parser) commandEvent(ev *payload) {
 	if ev.CallID == "" {
 		return
 	}
@@ -166,7 +162,7 @@ func (p *parser) commandEvent(ev *event) {
 
 // output writes a call's output as a tool message; a shell command's output
 // waits for the command's event when that has not been seen yet.
-func (p *parser) output(it *item, ts time.Time) {
+func (p *parser) output(it *payload, ts time.Time) {
 	p.finishTurn()
 	c := p.st.Calls[it.CallID]
 	m := &session.Message{Role: session.RoleTool, ToolCallID: it.CallID, Model: p.model(), CreatedAt: ts,

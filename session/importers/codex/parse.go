@@ -82,48 +82,48 @@ func (p *parser) State() (json.RawMessage, error) { return json.Marshal(&p.st) }
 
 func (p *parser) Line(raw []byte) bool {
 	var e envelope
-	if err := json.Unmarshal(raw, &e); err != nil {
+	if !decodeLine(raw, &e) {
 		return false
 	}
 	ts := parseTime(e.Timestamp)
+	pl := e.Payload
+	if pl == nil {
+		pl = &payload{}
+	}
 	switch e.Type {
 	case "session_meta":
-		return p.meta(e.Payload)
+		p.meta(pl)
+		return true
 	case "turn_context":
-		var tc turnContext
-		if json.Unmarshal(e.Payload, &tc) != nil {
-			return false
-		}
-		p.setCwd(tc.Cwd)
-		if tc.Model != "" {
-			p.st.Model = tc.Model
+		p.setCwd(pl.Cwd)
+		if pl.Model != "" {
+			p.st.Model = pl.Model
 		}
 		return true
 	case "response_item":
-		return p.item(e.Payload, ts)
+		return p.item(pl, ts)
 	case "event_msg":
-		return p.event(e.Payload)
+		p.event(pl)
+		return true
 	case "compacted":
 		return true // a summary that replaced history; the history itself is above
 	case "message", "function_call", "function_call_output", "reasoning", "custom_tool_call",
 		"custom_tool_call_output", "local_shell_call", "web_search_call":
-		return p.item(raw, ts) // an older rollout: bare items
+		e.payload.Type = e.Type // an older rollout: a bare item
+		return p.item(&e.payload, ts)
 	case "":
 		if e.RecordType != "" {
 			return true // older rollouts' state records
 		}
-		if e.ID != "" {
-			return p.meta(raw)
+		if e.ID != "" { // older rollouts' first line
+			p.meta(&e.payload)
+			return true
 		}
 	}
 	return false
 }
 
-func (p *parser) meta(raw json.RawMessage) bool {
-	var m sessionMeta
-	if json.Unmarshal(raw, &m) != nil {
-		return false
-	}
+func (p *parser) meta(m *payload) {
 	p.setCwd(m.Cwd)
 	if m.ModelProvider != "" {
 		p.st.Provider = m.ModelProvider
@@ -131,7 +131,6 @@ func (p *parser) meta(raw json.RawMessage) bool {
 	if m.Model != "" {
 		p.st.Model = m.Model
 	}
-	return true
 }
 
 func (p *parser) setCwd(cwd string) {
@@ -161,18 +160,13 @@ func (p *parser) open() {
 	}
 }
 
-func (p *parser) event(raw json.RawMessage) bool {
-	var ev event
-	if json.Unmarshal(raw, &ev) != nil {
-		return false
-	}
+func (p *parser) event(ev *payload) {
 	switch ev.Type {
 	case "exec_command_begin", "exec_command_end":
-		p.commandEvent(&ev)
+		p.commandEvent(ev)
 	}
 	// user_message, agent_message and agent_reasoning repeat response items
 	// (imported there); token counts and task markers are bookkeeping.
-	return true
 }
 
 func (p *parser) Finish() {

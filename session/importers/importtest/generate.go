@@ -83,3 +83,61 @@ func (c *countWriter) Write(p []byte) (int, error) {
 	c.n += int64(n)
 	return n, err
 }
+
+// WriteCodexRollout writes a synthetic Codex rollout of about size bytes:
+// turns of a prompt, an assistant message, and shell calls whose events say
+// they read a file, with outputs of a few KiB to a few hundred. It returns
+// the number of messages an import makes of it.
+func WriteCodexRollout(w io.Writer, size int64) (messages int, err error) {
+	bw := bufio.NewWriterSize(w, 1<<20)
+	cw := &countWriter{w: bw}
+	enc := json.NewEncoder(cw)
+	enc.SetEscapeHTML(false)
+	line := func(typ string, payload map[string]any) error {
+		return enc.Encode(map[string]any{"timestamp": "2025-09-01T10:00:00.000Z", "type": typ, "payload": payload})
+	}
+	if err := line("session_meta", map[string]any{"id": "big", "cwd": "/home/dev/big", "model_provider": "openai"}); err != nil {
+		return 0, err
+	}
+	if err := line("turn_context", map[string]any{"cwd": "/home/dev/big", "model": "gpt-5-codex"}); err != nil {
+		return 0, err
+	}
+	text := func(kind, s string) []any { return []any{map[string]any{"type": kind, "text": s}} }
+	for turn := 0; cw.n < size; turn++ {
+		file := fmt.Sprintf("pkg%d/file%d.go", turn%37, turn)
+		call := fmt.Sprintf("call_%d", turn)
+		n := 40 + (turn*7919)%2000
+		var out strings.Builder
+		for i := 1; i <= n; i++ {
+			fmt.Fprintf(&out, "x%d := compute(%q, %d) // keep \"quotes\" and tabs\t\n", i, file, i*turn)
+		}
+		cmd := "cat " + file
+		parsed := []any{map[string]any{"type": "read", "cmd": cmd, "name": file, "path": file}}
+		steps := []func() error{
+			func() error {
+				return line("response_item", map[string]any{"type": "message", "role": "user", "content": text("input_text", "Step "+fmt.Sprint(turn)+": check "+file)})
+			},
+			func() error { return line("event_msg", map[string]any{"type": "user_message", "message": "Step"}) },
+			func() error {
+				return line("response_item", map[string]any{"type": "message", "role": "assistant", "content": text("output_text", "Reading "+file)})
+			},
+			func() error {
+				args, _ := json.Marshal(map[string]any{"command": []string{"bash", "-lc", cmd}, "workdir": "/home/dev/big"})
+				return line("response_item", map[string]any{"type": "function_call", "name": "shell", "arguments": string(args), "call_id": call})
+			},
+			func() error {
+				return line("event_msg", map[string]any{"type": "exec_command_end", "call_id": call, "cwd": "/home/dev/big", "parsed_cmd": parsed, "aggregated_output": out.String(), "exit_code": 0})
+			},
+			func() error {
+				return line("response_item", map[string]any{"type": "function_call_output", "call_id": call, "output": out.String()})
+			},
+		}
+		for _, step := range steps {
+			if err := step(); err != nil {
+				return 0, err
+			}
+		}
+		messages += 3
+	}
+	return messages, bw.Flush()
+}

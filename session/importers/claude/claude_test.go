@@ -146,3 +146,31 @@ func TestSubagentFiles(t *testing.T) {
 		})
 	}
 }
+
+// TestEditsAndOtherTools: results that quote a file (Edit, Write,
+// NotebookRead, an image Read) are attributed to it; other tools and a
+// result whose call is missing stay of unknown source. The line's
+// toolUseResult names only one file: with several results on the line it is
+// not applied to them all.
+func TestEditsAndOtherTools(t *testing.T) {
+	st := importtest.Store(t)
+	res, err := importers.Import(st, Agent, "testdata/edits.jsonl", New)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs, _, _ := st.Messages(res.SessionID)
+	m := " model=anthropic/claude-sonnet-4-5"
+	importtest.Compare(t, msgs, []string{
+		"user parts=[text] paths=nil",
+		"assistant" + m + " parts=[call:t1:Edit call:t2:Write call:t3:NotebookRead call:t4:mcp__github__get_issue call:t5:Read] paths=nil",
+		"tool edit" + m + " parts=[tool_result] paths=[/home/dev/shop/src/cart.go]",
+		"tool write" + m + " parts=[tool_result] paths=[/home/dev/shop/src/new.go]",
+		"tool notebookread" + m + " parts=[from:/home/dev/shop/nb/analysis.ipynb] paths=[/home/dev/shop/nb/analysis.ipynb]",
+		"tool mcp__github__get_issue" + m + " parts=[tool_result] paths=nil",
+		"tool read" + m + " parts=[from:/home/dev/shop/logo.png] paths=[/home/dev/shop/logo.png]",
+		"tool" + m + " parts=[tool_result] paths=nil note=imported tool result whose call is not in the transcript",
+	})
+	if got := msgs[6].Text(); got != "[image: image/png]" {
+		t.Errorf("image result stored as %q", got)
+	}
+}

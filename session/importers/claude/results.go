@@ -22,7 +22,9 @@ func (p *parser) openCall(key string, m *session.Message, b block, cwd string) {
 }
 
 // result writes a tool_result block as a tool message paired with its call.
-func (p *parser) result(key string, l *line, b *block) {
+// The line's toolUseResult describes its result only when it has one
+// (single is false for a line carrying several results).
+func (p *parser) result(key string, l *line, b *block, single bool) {
 	c := p.st.Pending[b.ToolUseID]
 	if c != nil {
 		delete(p.st.Pending, b.ToolUseID)
@@ -54,7 +56,7 @@ func (p *parser) result(key string, l *line, b *block) {
 		m.Parts = []session.Part{{Kind: session.PartToolResult, Text: text}}
 	} else {
 		tur := l.ToolUseResult
-		if tur == nil {
+		if tur == nil || !single {
 			tur = &toolUseResult{}
 		}
 		p.attribute(m, c, tur, text, cwd)

@@ -102,6 +102,12 @@ func (p *parser) finishTurn(key string) {
 // tool results, in the order of its blocks.
 func (p *parser) user(key string, l *line) bool {
 	blocks := l.Message.Content
+	results := 0
+	for _, b := range blocks {
+		if b.Type == "tool_result" {
+			results++
+		}
+	}
 	var prompt []session.Part
 	flushPrompt := func() {
 		if len(prompt) == 0 {
@@ -120,7 +126,7 @@ func (p *parser) user(key string, l *line) bool {
 			prompt = append(prompt, session.Part{Kind: session.PartText, Text: imageNote(b)})
 		case "tool_result":
 			flushPrompt()
-			p.result(key, l, &b)
+			p.result(key, l, &b, results == 1)
 		}
 	}
 	flushPrompt()

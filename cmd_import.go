@@ -12,6 +12,7 @@ import (
 	"github.com/scrim-dev/scrim/session/importers"
 	"github.com/scrim-dev/scrim/session/importers/claude"
 	"github.com/scrim-dev/scrim/session/importers/codex"
+	"github.com/scrim-dev/scrim/ui"
 )
 
 func init() { commands = append(commands, newImportCmd) }
@@ -78,10 +79,11 @@ func (a *app) runImport(agent string, paths []string) error {
 		res, err := importers.Import(st, agent, f, imp.factory)
 		if err != nil {
 			failed++
-			fmt.Fprintf(a.stderr, "scrim: %s\n", oneLine(err.Error()))
+			fmt.Fprintf(a.stderr, "scrim: %s\n", oneLine(ui.Inert(err.Error())))
 			continue
 		}
-		fmt.Fprintln(a.stdout, res.String())
+		// File names are untrusted text: printed inert, on one line.
+		fmt.Fprintln(a.stdout, oneLine(ui.Inert(res.String())))
 		total.Messages += res.Messages
 		total.Tagged += res.Tagged
 		total.Unknown += res.Unknown

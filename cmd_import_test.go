@@ -273,3 +273,19 @@ func du(dir string) int64 {
 	})
 	return n
 }
+
+// TestImportSummaryIsInert: a transcript's file name is untrusted text; the
+// summary line shows its escape sequences, never sends them.
+func TestImportSummaryIsInert(t *testing.T) {
+	isolate(t)
+	b, err := os.ReadFile(codexFixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "evil\x1b]0;pwned\x07\nname.jsonl")
+	os.WriteFile(file, b, 0o600)
+	out, stderr, code := scrim(t, "", "import", "codex", file, "--store", t.TempDir())
+	if code != 0 || strings.ContainsAny(out, "\x1b\x07") || strings.Count(out, "\n") != 1 || !strings.Contains(out, "14 messages") {
+		t.Errorf("exit %d, out %q, stderr %q", code, out, stderr)
+	}
+}

@@ -62,12 +62,15 @@ func (r Result) String() string {
 	fmt.Fprintf(&b, "%s: ", r.File)
 	switch {
 	case r.Unchanged:
-		fmt.Fprintf(&b, "unchanged since the last import (session %s)", r.SessionID)
+		b.WriteString("unchanged since the last import")
+		if r.SessionID != "" {
+			fmt.Fprintf(&b, " (session %s)", r.SessionID)
+		}
 		return b.String()
 	case r.Resumed:
 		b.WriteString("grown: ")
 	case r.Replaced:
-		b.WriteString("rewritten, re-imported: ")
+		b.WriteString("changed or deleted since the last import, re-imported: ")
 	}
 	fmt.Fprintf(&b, "%d messages, %d tool results tagged, %d unknown-source results, %d skipped lines",
 		r.Messages, r.Tagged, r.Unknown, r.Skipped)

@@ -80,13 +80,18 @@ func (p *Policy) Decide(t *Tier, path string) Decision {
 	}
 	lex := filepath.Clean(abs)
 	canon, err := canonicalAbs(abs)
+	return decideForms(t, lex, canon, err)
+}
+
+// decideForms decides the path as given (lex) and its canonical form: the
+// stronger answer wins — a deny over anything, then "no read pattern" over an
+// allow. A path whose canonical form could not be found is denied.
+func decideForms(t *Tier, lex, canon string, err error) Decision {
 	if err != nil {
 		return Decision{Path: lex, Reason: fmt.Sprintf("path cannot be decided: %v", err)}
 	}
 	d := t.decide(lex)
 	if canon != lex {
-		// The stronger answer wins: a deny over anything, then "no read
-		// pattern" over an allow.
 		if dc := t.decide(canon); !dc.Allowed && (d.Allowed || dc.Kind == "deny" && d.Kind != "deny") {
 			d = dc
 			d.ViaCanonical = true

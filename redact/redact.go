@@ -14,6 +14,7 @@ func Placeholder(path, tierLabel string) string {
 type DeniedPath struct {
 	Path    string `json:"path"`
 	Pattern string `json:"pattern,omitempty"` // deny pattern as written; "" when no read pattern matched
+	Line    int    `json:"line,omitempty"`    // line of Pattern in the policy file
 	Reason  string `json:"reason"`
 }
 
@@ -36,126 +37,223 @@ type Report struct {
 
 // History returns what model may be sent of msgs, and a report. The result is
 // a new slice; nothing reachable from msgs is written. Unchanged messages share
-// the input's strings (immutable) but have their own Parts and SourcePaths
-// slices. Events are dropped: they are never provider content.
+// the input's strings (immutable) but have their own Parts, Input and
+// SourcePaths storage. Events are dropped: they are never provider content.
+//
+// A part whose SourcePath the model's tier may not read becomes a placeholder
+// (consecutive parts of one denied path collapse into one). A message whose
+// sourcePaths are not attributed per part is replaced whole, one placeholder
+// per denied path, if any of its paths is denied. Each distinct path is
+// decided once per call.
 func History(msgs []session.Message, model string, p *policy.Policy) ([]session.Message, Report) {
 	tier, _ := p.TierFor(model)
-	d := decider{p: p, tier: tier, memo: map[string]bool{}}
-	rep := Report{Tier: Tier{Name: tier.Name, Label: tier.Label}, DeniedPaths: []DeniedPath{}}
-	d.rep = &rep
-	out := make([]session.Message, 0, len(msgs))
+	r := &run{tier: tier, dec: newDecisions(p, tier)}
+	r.rep = Report{Tier: Tier{Name: tier.Name, Label: tier.Label}}
+	r.reserve(msgs)
+	r.dec.decideAll()
+	r.rep.DeniedPaths = r.dec.denied()
+	// One bulk copy of the message headers, then fix each copy up in place:
+	// cheaper than building the slice message by message.
+	out := append(make([]session.Message, 0, len(msgs)), msgs...)
+	n := 0
+	for i := range msgs {
+		in := &msgs[i]
+		if in.Role == session.RoleEvent {
+			r.rep.Events++
+			continue
+		}
+		c := &out[n]
+		if n != i {
+			*c = *in
+		}
+		n++
+		c.Parts = r.copyParts(in.Parts)
+		c.Meta.SourcePaths = r.copyPaths(in.Meta.SourcePaths)
+		attributed := in.Attributed()
+		switch {
+		case !attributed && len(in.Meta.SourcePaths) == 0:
+			if in.Role == session.RoleTool {
+				r.rep.UnknownSource++
+			}
+		case attributed && !r.unattributedDenied(in):
+			c.Parts = r.redactParts(c.Parts)
+		default:
+			c.Parts = r.redactWhole(in, c.Parts)
+		}
+	}
+	clear(out[n:]) // drop references the compaction left behind
+	out = out[:n:n]
+	r.rep.Messages = n
+	return out, r.rep
+}
+
+// run is the state of one History call: its decisions and the arenas that
+// copies are cut from (one allocation each instead of one per message).
+type run struct {
+	tier  *policy.Tier
+	dec   *decisions
+	rep   Report
+	parts []session.Part
+	paths []string
+	input []byte
+}
+
+// reserve sizes the arenas and notes every path to decide. Events are
+// dropped, so their paths are not decided.
+func (r *run) reserve(msgs []session.Message) {
+	var parts, paths, input int
 	for i := range msgs {
 		m := &msgs[i]
 		if m.Role == session.RoleEvent {
-			rep.Events++
 			continue
 		}
-		c := *m
-		if m.Meta.SourcePaths == nil {
-			if m.Role == session.RoleTool {
-				rep.UnknownSource++
+		parts += len(m.Parts)
+		paths += len(m.Meta.SourcePaths)
+		for _, p := range m.Meta.SourcePaths {
+			r.dec.note(p)
+		}
+		for j := range m.Parts {
+			pt := &m.Parts[j]
+			input += len(pt.Input)
+			if pt.SourcePath != "" {
+				r.dec.note(pt.SourcePath)
 			}
-			c.Parts = cloneParts(m.Parts)
-			out = append(out, c)
-			continue
 		}
-		c.Meta.SourcePaths = append([]string(nil), m.Meta.SourcePaths...)
-		if m.Attributed() {
-			c.Parts = d.redactParts(m.Parts)
-		} else {
-			c.Parts = d.redactWhole(m)
-		}
-		out = append(out, c)
 	}
-	rep.Messages = len(out)
-	return out, rep
+	r.parts = make([]session.Part, parts)
+	r.paths = make([]string, paths)
+	r.input = make([]byte, input)
 }
 
-type decider struct {
-	p    *policy.Policy
-	tier *policy.Tier
-	memo map[string]bool
-	rep  *Report
-}
-
-func (d *decider) allowed(path string) bool {
-	if ok, seen := d.memo[path]; seen {
-		return ok
-	}
-	dec := d.p.Decide(d.tier, path)
-	d.memo[path] = dec.Allowed
-	if !dec.Allowed {
-		pat := ""
-		if dec.Kind == "deny" {
-			pat = dec.Pattern
-		}
-		d.rep.DeniedPaths = append(d.rep.DeniedPaths, DeniedPath{Path: path, Pattern: pat, Reason: dec.Reason})
-	}
-	return dec.Allowed
-}
-
-func (d *decider) redactParts(parts []session.Part) []session.Part {
-	denied := 0
-	for i := range parts {
-		if parts[i].SourcePath != "" && !d.allowed(parts[i].SourcePath) {
-			denied++
-		}
-	}
-	if denied == 0 {
-		return cloneParts(parts)
-	}
-	out := make([]session.Part, 0, len(parts))
-	for i := range parts {
-		pt := parts[i]
-		if pt.SourcePath == "" || d.memo[pt.SourcePath] {
-			out = append(out, cloneParts(parts[i:i+1])...)
-			continue
-		}
-		d.rep.RedactedParts++
-		if n := len(out); n > 0 && out[n-1].Redacted && out[n-1].SourcePath == pt.SourcePath {
-			continue // consecutive parts of one denied file collapse into one placeholder
-		}
-		out = append(out, session.Part{Kind: pt.Kind, Text: Placeholder(pt.SourcePath, d.tier.Label), SourcePath: pt.SourcePath, Redacted: true})
-	}
-	d.rep.RedactedMessages++
-	return out
-}
-
-// redactWhole handles a message attributed as a whole: if any of its paths is
-// denied, all of its content goes, one placeholder per denied path (fail closed).
-func (d *decider) redactWhole(m *session.Message) []session.Part {
-	var denied []string
-	for _, path := range m.Meta.SourcePaths {
-		if !d.allowed(path) {
-			denied = append(denied, path)
-		}
-	}
-	if len(denied) == 0 {
-		return cloneParts(m.Parts)
-	}
-	kind := session.PartText
-	if len(m.Parts) > 0 {
-		kind = m.Parts[0].Kind
-	}
-	out := make([]session.Part, 0, len(denied))
-	for _, path := range denied {
-		out = append(out, session.Part{Kind: kind, Text: Placeholder(path, d.tier.Label), SourcePath: path, Redacted: true})
-	}
-	d.rep.RedactedParts += len(m.Parts)
-	d.rep.RedactedMessages++
-	return out
-}
-
-func cloneParts(parts []session.Part) []session.Part {
+// copyParts copies parts into the arena. The copy's capacity is its length,
+// so that an append by the caller cannot run into the next message's parts.
+func (r *run) copyParts(parts []session.Part) []session.Part {
 	if parts == nil {
 		return nil
 	}
-	out := make([]session.Part, len(parts))
+	k := len(parts)
+	out := r.parts[:k:k]
+	r.parts = r.parts[k:]
 	copy(out, parts)
 	for i := range out {
-		if out[i].Input != nil {
-			out[i].Input = append([]byte(nil), out[i].Input...)
+		if in := out[i].Input; in != nil {
+			b := r.input[:len(in):len(in)]
+			r.input = r.input[len(in):]
+			copy(b, in)
+			out[i].Input = b
 		}
 	}
 	return out
+}
+
+func (r *run) copyPaths(paths []string) []string {
+	if paths == nil {
+		return nil
+	}
+	if len(paths) == 0 {
+		return []string{}
+	}
+	k := len(paths)
+	out := r.paths[:k:k]
+	r.paths = r.paths[k:]
+	copy(out, paths)
+	return out
+}
+
+// allowed is the decision for a path noted by reserve.
+func (r *run) allowed(path string) bool { return r.dec.get(path).allowed }
+
+// unattributedDenied reports whether m lists a denied path in sourcePaths that
+// none of its parts carries: content from it cannot be told apart, so the
+// message must go whole (fail closed).
+func (r *run) unattributedDenied(m *session.Message) bool {
+	for _, path := range m.Meta.SourcePaths {
+		if carried(m.Parts, path) {
+			continue
+		}
+		if !r.allowed(path) {
+			return true
+		}
+	}
+	return false
+}
+
+func carried(parts []session.Part, path string) bool {
+	for i := range parts {
+		if parts[i].SourcePath == path {
+			return true
+		}
+	}
+	return false
+}
+
+// redactParts replaces, in place in the copy, each part from a denied path.
+func (r *run) redactParts(parts []session.Part) []session.Part {
+	w, redacted := 0, 0
+	for i := range parts {
+		pt := parts[i]
+		if pt.SourcePath == "" || r.allowed(pt.SourcePath) {
+			parts[w] = pt
+			w++
+			continue
+		}
+		redacted++
+		if w > 0 && parts[w-1].Redacted && parts[w-1].SourcePath == pt.SourcePath {
+			continue // consecutive parts of one denied file: one placeholder
+		}
+		parts[w] = r.placeholder(pt.Kind, pt.SourcePath)
+		w++
+	}
+	if redacted > 0 {
+		r.rep.RedactedParts += redacted
+		r.rep.RedactedMessages++
+		clear(parts[w:])
+	}
+	return parts[:w:w]
+}
+
+// redactWhole handles a message that is attributed as a whole: if any of its
+// paths is denied, all of its content goes, one placeholder per denied path
+// in order (fail closed). Otherwise its copy is kept.
+func (r *run) redactWhole(m *session.Message, copied []session.Part) []session.Part {
+	var denied []string
+	add := func(path string) {
+		if path == "" || r.allowed(path) {
+			return
+		}
+		for _, d := range denied {
+			if d == path {
+				return
+			}
+		}
+		denied = append(denied, path)
+	}
+	for _, path := range m.Meta.SourcePaths {
+		add(path)
+	}
+	for i := range m.Parts {
+		add(m.Parts[i].SourcePath)
+	}
+	if len(denied) == 0 {
+		return copied
+	}
+	kind := session.PartText
+	for i := range m.Parts {
+		if m.Parts[i].Kind != session.PartToolCall {
+			kind = m.Parts[i].Kind
+			break
+		}
+	}
+	out := make([]session.Part, len(denied))
+	for i, path := range denied {
+		out[i] = r.placeholder(kind, path)
+	}
+	r.rep.RedactedParts += len(m.Parts)
+	r.rep.RedactedMessages++
+	return out
+}
+
+// placeholder replaces content from path, which has been denied.
+func (r *run) placeholder(kind session.PartKind, path string) session.Part {
+	return session.Part{Kind: kind, Text: r.dec.get(path).placeholder, SourcePath: path, Redacted: true}
 }

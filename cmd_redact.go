@@ -1,0 +1,178 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/scrim-dev/scrim/redact"
+	"github.com/scrim-dev/scrim/runner"
+	"github.com/scrim-dev/scrim/session"
+	"github.com/scrim-dev/scrim/ui"
+)
+
+func init() { commands = append(commands, newRedactCmd) }
+
+func newRedactCmd(a *app) *cobra.Command {
+	var model, format string
+	cmd := &cobra.Command{
+		Use:   "redact SESSION --model M",
+		Short: "Show exactly what model M would be sent of a session, and what was filtered and why",
+		Long: "Build the request for model M the way the runner does (runner.Build) and print its history:\n" +
+			"content from paths M's trust tier may not read is replaced by placeholders. The stored\n" +
+			"session is not changed. The report lists the denied paths and the rule that denied each.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkFormat(format); err != nil {
+				return err
+			}
+			if model == "" {
+				return usageError("scrim redact needs --model M, the model to preview (e.g. --model anthropic/claude-sonnet-4-5)")
+			}
+			st, err := a.Store()
+			if err != nil {
+				return err
+			}
+			id, err := st.Resolve(args[0])
+			if err != nil {
+				return err
+			}
+			pol, err := a.Policy()
+			if err != nil {
+				return err
+			}
+			msgs, bad, err := st.Messages(id)
+			if err != nil {
+				return err
+			}
+			if len(bad) > 0 {
+				// They cannot be sent either; say so rather than hide it.
+				fmt.Fprintf(a.stderr, "scrim: warning: %d stored messages of session %s cannot be decoded and are left out (first: %v)\n", len(bad), id, bad[0])
+			}
+			req := runner.Build(msgs, id, model, pol)
+			w := bufio.NewWriterSize(a.stdout, 64<<10)
+			if format == "json" {
+				err = writeRedactJSON(w, req)
+			} else {
+				writeRedactText(w, req, len(msgs), pol.File)
+			}
+			if err != nil {
+				return err
+			}
+			return w.Flush()
+		},
+	}
+	cmd.Flags().StringVar(&model, "model", "", "model to preview, provider/model (required)")
+	formatFlag(cmd, &format)
+	return cmd
+}
+
+// writeRedactJSON writes {"session","model","tier","messages","report"},
+// each message compact on its own line in the stored shape, as show does (an
+// indenting encoder would reformat tool-call inputs).
+func writeRedactJSON(w io.Writer, req runner.Request) error {
+	head, err := json.Marshal(struct {
+		Session string      `json:"session"`
+		Model   string      `json:"model"`
+		Tier    redact.Tier `json:"tier"`
+	}{req.SessionID, req.Model, req.Report.Tier})
+	if err != nil {
+		return err
+	}
+	io.WriteString(w, strings.TrimSuffix(string(head), "}")+`,"messages":[`)
+	for i := range req.History {
+		b, err := json.Marshal(&req.History[i])
+		if err != nil {
+			return err
+		}
+		if i > 0 {
+			io.WriteString(w, ",")
+		}
+		io.WriteString(w, "\n")
+		w.Write(b)
+	}
+	rep, err := json.Marshal(req.Report)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "\n],\"report\":%s}\n", rep)
+	return err
+}
+
+// Gutters mark every printed line, so content cannot pass itself off as a
+// placeholder: a file that contains placeholder text still prints under the
+// content gutter, and only parts that redact marked Redacted get the other.
+const (
+	gutterContent = "  │ "
+	gutterFilter  = "  ✖ "
+	gutterInfo    = "  · "
+)
+
+func writeRedactText(w io.Writer, req runner.Request, stored int, policyFile string) {
+	rep := req.Report
+	fmt.Fprintf(w, "What %s would be sent of session %s (tier %s, label %q)\n\n",
+		ui.Inert(req.Model), req.SessionID, ui.Inert(rep.Tier.Name), ui.Inert(rep.Tier.Label))
+	for i := range req.History {
+		writeRedactMessage(w, &req.History[i])
+	}
+	fmt.Fprintf(w, "\nReport: %d of %d stored messages sent (%d events left out: never sent)\n", rep.Messages, stored, rep.Events)
+	fmt.Fprintf(w, "  filtered: %d parts in %d messages\n", rep.RedactedParts, rep.RedactedMessages)
+	if len(rep.DeniedPaths) == 0 {
+		fmt.Fprintln(w, "  denied paths: none")
+	} else {
+		fmt.Fprintf(w, "  denied paths (%d):\n", len(rep.DeniedPaths))
+	}
+	for _, d := range rep.DeniedPaths {
+		rule := "no read pattern matches"
+		if d.Pattern != "" {
+			rule = fmt.Sprintf("deny pattern %q", d.Pattern)
+			if d.Line > 0 {
+				rule += fmt.Sprintf(" (%s:%d)", policyFile, d.Line)
+			}
+		} else if d.Reason != "" {
+			rule = d.Reason
+		}
+		fmt.Fprintf(w, "    %s  — %s\n", ui.Inert(d.Path), ui.Inert(rule))
+	}
+	fmt.Fprintf(w, "  unknown source: %d tool results without sourcePaths (bash, webfetch, imports): sent unchecked\n", rep.UnknownSource)
+}
+
+func writeRedactMessage(w io.Writer, m *session.Message) {
+	head := fmt.Sprintf("#%d %s", m.Seq, m.Role)
+	if m.Tool != "" {
+		head += " " + m.Tool
+	}
+	if m.Model != "" {
+		head += " (" + m.Model + ")"
+	}
+	if m.IsError {
+		head += " error"
+	}
+	fmt.Fprintln(w, ui.Inert(oneLine(head)))
+	for _, p := range m.Parts {
+		switch {
+		case p.Redacted:
+			fmt.Fprintln(w, gutterFilter+ui.Inert(oneLine(p.Text)))
+		case p.Kind == session.PartToolCall:
+			fmt.Fprintln(w, gutterInfo+ui.Inert(oneLine("call "+p.Name+" "+string(p.Input))))
+		default:
+			if p.SourcePath != "" {
+				fmt.Fprintln(w, gutterInfo+"from "+ui.Inert(oneLine(p.SourcePath)))
+			}
+			writeGuttered(w, p.Text)
+		}
+	}
+}
+
+func writeGuttered(w io.Writer, text string) {
+	text = strings.TrimSuffix(ui.Inert(text), "\n")
+	for line := range strings.SplitSeq(text, "\n") {
+		io.WriteString(w, gutterContent)
+		io.WriteString(w, line)
+		io.WriteString(w, "\n")
+	}
+}

@@ -1,0 +1,164 @@
+package redact
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/scrim-dev/scrim/policy"
+	"github.com/scrim-dev/scrim/session"
+)
+
+const (
+	benchMessages = 100_000
+	benchPaths    = 5_000
+)
+
+// benchPolicy has a 20-rule tier: 5 read and 15 deny patterns, like a real
+// cloud tier.
+func benchPolicy(b *testing.B, root string) *policy.Policy {
+	read := []string{root + "/**", "~/src/**", "/tmp/**", "/opt/project/**", "/srv/**"}
+	deny := []string{"**/.env", "**/.env.*", "**/*.pem", "**/*.key", "**/secrets/**", "**/id_rsa*",
+		"~/.ssh/**", "~/.aws/**", "**/*.p12", "**/credentials.json", "**/*.tfstate", "**/.netrc",
+		"**/private/**", "/etc/shadow", "**/*.keystore"}
+	q := func(s []string) string { return `"` + strings.Join(s, `", "`) + `"` }
+	text := fmt.Sprintf("default_tier = \"cloud\"\n[tiers.cloud]\nlabel = \"cloud\"\nread = [%s]\ndeny = [%s]\n", q(read), q(deny))
+	p, err := policy.Parse([]byte(text), filepath.Join(root, "policy.toml"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return p
+}
+
+// benchHistory makes n messages; every fifth is a tool result from one of
+// benchPaths real files (one in ten of them under secrets/, so denied).
+func benchHistory(b *testing.B, n int, tagged bool) ([]session.Message, string) {
+	root, err := policy.Canonical(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	paths := make([]string, benchPaths)
+	for i := range paths {
+		dir := fmt.Sprintf("pkg%02d", i%50)
+		if i%10 == 0 {
+			dir = filepath.Join("secrets", dir)
+		}
+		paths[i] = filepath.Join(root, dir, fmt.Sprintf("file%04d.go", i))
+		os.MkdirAll(filepath.Dir(paths[i]), 0o755)
+		if err := os.WriteFile(paths[i], nil, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	now := time.Now()
+	msgs := make([]session.Message, n)
+	for i := range msgs {
+		m := session.Message{ID: fmt.Sprint("s-", i+1), SessionID: "s", Seq: uint64(i + 1), Model: "anthropic/x", CreatedAt: now}
+		switch {
+		case i%5 == 4 && tagged:
+			p := paths[(i/5*7919)%benchPaths]
+			m.Role, m.Tool, m.ToolCallID = session.RoleTool, "read", "call"
+			m.Parts = []session.Part{{Kind: session.PartText, Text: "     1\tpackage x\n", SourcePath: p}}
+			m.Meta.SourcePaths = []string{p}
+		case i%2 == 0:
+			m.Role = session.RoleUser
+			m.Parts = []session.Part{{Kind: session.PartText, Text: "please look at the parser"}}
+		default:
+			m.Role = session.RoleAssistant
+			m.Parts = []session.Part{{Kind: session.PartText, Text: "looking"}}
+		}
+		msgs[i] = m
+	}
+	return msgs, root
+}
+
+func BenchmarkHistory(b *testing.B) {
+	for _, tc := range []struct {
+		name   string
+		tagged bool
+	}{{"tagged20pct", true}, {"noSourcePaths", false}} {
+		b.Run(tc.name, func(b *testing.B) {
+			msgs, root := benchHistory(b, benchMessages, tc.tagged)
+			pol := benchPolicy(b, root)
+			b.ReportAllocs()
+			defer cpuPerOp(b)()
+			for b.Loop() {
+				out, rep := History(msgs, "anthropic/x", pol)
+				if len(out) != benchMessages || tc.tagged && rep.RedactedParts == 0 {
+					b.Fatalf("%d messages, %d redacted", len(out), rep.RedactedParts)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkPlainCopy is the baseline: copying the same slice of messages
+// without redaction. shallow copies the messages only (their parts stay
+// shared with the input); deep also gives every message its own parts and
+// sourcePaths, the least any copy that a caller cannot write through needs.
+func BenchmarkPlainCopy(b *testing.B) {
+	msgs, _ := benchHistory(b, benchMessages, true)
+	b.Run("shallow", func(b *testing.B) {
+		b.ReportAllocs()
+		defer cpuPerOp(b)()
+		for b.Loop() {
+			out := append([]session.Message(nil), msgs...)
+			if len(out) != benchMessages {
+				b.Fatal(len(out))
+			}
+		}
+	})
+	b.Run("deep", func(b *testing.B) {
+		b.ReportAllocs()
+		defer cpuPerOp(b)()
+		for b.Loop() {
+			out := make([]session.Message, len(msgs))
+			for i := range msgs {
+				out[i] = msgs[i]
+				out[i].Parts = append([]session.Part(nil), msgs[i].Parts...)
+				if msgs[i].Meta.SourcePaths != nil {
+					out[i].Meta.SourcePaths = append([]string(nil), msgs[i].Meta.SourcePaths...)
+				}
+			}
+		}
+	})
+}
+
+// BenchmarkDecisions is the policy work inside a tagged History call: the
+// 5,000 distinct paths decided once each (in parallel, as History does).
+func BenchmarkDecisions(b *testing.B) {
+	msgs, root := benchHistory(b, benchMessages, true)
+	pol := benchPolicy(b, root)
+	tier, _ := pol.TierFor("anthropic/x")
+	d := newDecisions(pol, tier)
+	for i := range msgs {
+		for _, p := range msgs[i].Meta.SourcePaths {
+			d.note(p)
+		}
+	}
+	b.ReportAllocs()
+	defer cpuPerOp(b)()
+	for b.Loop() {
+		d.decideAll()
+	}
+}
+
+// cpuPerOp starts measuring the process's CPU time (all threads, GC
+// included) and returns the function that reports it as cpu-ns/op. On a
+// machine shared with other builds, wall time per op swings with the load;
+// CPU time much less.
+func cpuPerOp(b *testing.B) func() {
+	var start syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &start)
+	return func() {
+		var end syscall.Rusage
+		syscall.Getrusage(syscall.RUSAGE_SELF, &end)
+		used := end.Utime.Nano() + end.Stime.Nano() - start.Utime.Nano() - start.Stime.Nano()
+		if b.N > 0 {
+			b.ReportMetric(float64(used)/float64(b.N), "cpu-ns/op")
+		}
+	}
+}

@@ -1,0 +1,111 @@
+package redact
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/scrim-dev/scrim/policy"
+)
+
+// parallelFrom is how many distinct paths make it worth deciding them on
+// several cores: below it, starting goroutines costs more than it saves.
+const parallelFrom = 64
+
+// decisions holds one History call's answers: every distinct path of the
+// history, decided exactly once. Deciding resolves symlinks on disk, so it is
+// by far the most expensive step, and paths are independent: they are
+// decided in parallel.
+type decisions struct {
+	p        *policy.Policy
+	tier     *policy.Tier
+	batch    *policy.Batch
+	index    map[string]int32
+	paths    []string // in order of first appearance
+	verdicts []verdict
+}
+
+// verdict is a decision and, for a denied path, its placeholder text (built
+// once, shared by every part it replaces).
+type verdict struct {
+	allowed     bool
+	placeholder string
+	decision    policy.Decision
+}
+
+func newDecisions(p *policy.Policy, t *policy.Tier) *decisions {
+	return &decisions{p: p, tier: t, batch: p.NewBatch(t), index: map[string]int32{}}
+}
+
+// note records a path to decide.
+func (d *decisions) note(path string) {
+	if path == "" {
+		return
+	}
+	if _, ok := d.index[path]; !ok {
+		d.index[path] = int32(len(d.paths))
+		d.paths = append(d.paths, path)
+	}
+}
+
+// decideAll decides every noted path once.
+func (d *decisions) decideAll() {
+	n := len(d.paths)
+	d.verdicts = make([]verdict, n)
+	workers := min(runtime.GOMAXPROCS(0), 8, n/parallelFrom)
+	if workers <= 1 {
+		for i := range d.paths {
+			d.verdicts[i] = d.decide(d.paths[i])
+		}
+		return
+	}
+	const chunk = 16
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				start := int(next.Add(chunk)) - chunk
+				if start >= n {
+					return
+				}
+				for i := start; i < min(start+chunk, n); i++ {
+					d.verdicts[i] = d.decide(d.paths[i])
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func (d *decisions) decide(path string) verdict {
+	dec := d.batch.Decide(path)
+	v := verdict{allowed: dec.Allowed, decision: dec}
+	if !dec.Allowed {
+		v.placeholder = Placeholder(path, d.tier.Label)
+	}
+	return v
+}
+
+// get returns the verdict for a noted path.
+func (d *decisions) get(path string) *verdict {
+	return &d.verdicts[d.index[path]]
+}
+
+// denied lists the denied paths in order of first appearance, with the rule
+// that denied each.
+func (d *decisions) denied() []DeniedPath {
+	out := []DeniedPath{}
+	for i, path := range d.paths {
+		v := &d.verdicts[i]
+		if v.allowed {
+			continue
+		}
+		dp := DeniedPath{Path: path, Reason: v.decision.Reason}
+		if v.decision.Kind == "deny" {
+			dp.Pattern, dp.Line = v.decision.Pattern, v.decision.Line
+		}
+		out = append(out, dp)
+	}
+	return out
+}

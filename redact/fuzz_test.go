@@ -1,0 +1,205 @@
+package redact
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/scrim-dev/scrim/policy"
+	"github.com/scrim-dev/scrim/session"
+)
+
+// choices reads fuzz input as a sequence of small decisions; past the end
+// every decision is 0, so any input makes a valid history.
+type choices struct{ data []byte }
+
+func (c *choices) n(k int) int {
+	if len(c.data) == 0 || k <= 1 {
+		return 0
+	}
+	b := c.data[0]
+	c.data = c.data[1:]
+	return int(b) % k
+}
+
+// fuzzTree is a real tree with a symlink, so that decisions exercise
+// canonicalisation as well as pattern matching.
+func fuzzTree(t testing.TB) []string {
+	root, err := policy.Canonical(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"pub", "secrets", "priv"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(root, d, "a.txt"), []byte("a"), 0o644)
+	}
+	os.Symlink(filepath.Join(root, "secrets"), filepath.Join(root, "pub", "link"))
+	return []string{
+		filepath.Join(root, "pub", "a.txt"), filepath.Join(root, "secrets", "a.txt"),
+		filepath.Join(root, "priv", "a.txt"), filepath.Join(root, "pub", "link", "a.txt"),
+		filepath.Join(root, "pub", "missing.env"), filepath.Join(root, "priv", "key.pem"),
+		"/", "relative/path.txt", "/bad\x00path",
+	}
+}
+
+var (
+	fuzzRead  = []string{`"/**"`, `"%s/pub/**"`, `"%s/priv/*"`, `"**/*.txt"`}
+	fuzzDeny  = []string{`"**/secrets/**"`, `"**/*.pem"`, `"%s/priv/**"`, `"**/.env*"`, `"**/missing.*"`}
+	fuzzLabel = []string{"cloud", "local", `odd "quoted" label`, "ünïcode"}
+)
+
+func fuzzPolicy(t testing.TB, c *choices, root string) (*policy.Policy, string) {
+	pick := func(pool []string) string {
+		var sel []string
+		for _, p := range pool {
+			if c.n(2) == 1 {
+				sel = append(sel, strings.ReplaceAll(p, "%s", root))
+			}
+		}
+		return "[" + strings.Join(sel, ", ") + "]"
+	}
+	label := fuzzLabel[c.n(len(fuzzLabel))]
+	text := fmt.Sprintf("default_tier = \"t\"\n[tiers.t]\nlabel = %q\nread = %s\ndeny = %s\n", label, pick(fuzzRead), pick(fuzzDeny))
+	p, err := policy.Parse([]byte(text), filepath.Join(root, "policy.toml"))
+	if err != nil {
+		t.Fatalf("generated policy does not load: %v\n%s", err, text)
+	}
+	return p, label
+}
+
+// fuzzHistory builds messages whose every part text is a unique token, so a
+// leak of any denied part can be found by searching for it.
+func fuzzHistory(c *choices, paths []string) []session.Message {
+	roles := []session.Role{session.RoleUser, session.RoleAssistant, session.RoleTool, session.RoleTool, session.RoleEvent, session.RoleSystem}
+	msgs := make([]session.Message, c.n(40))
+	for i := range msgs {
+		m := session.Message{ID: fmt.Sprint("m", i), Role: roles[c.n(len(roles))], Model: "x/y"}
+		style := c.n(4) // 0 no paths, 1 per part, 2 whole message, 3 per part plus an extra path
+		nparts := c.n(5)
+		if nparts > 0 || c.n(2) == 0 {
+			m.Parts = make([]session.Part, 0, nparts)
+		}
+		for j := 0; j < nparts; j++ {
+			p := session.Part{Kind: session.PartText, Text: fmt.Sprintf("«%d.%d»", i, j)}
+			if c.n(5) == 0 {
+				p.Kind, p.CallID, p.Name, p.Input = session.PartToolCall, "c", "read", json.RawMessage(`{"path":"x"}`)
+			} else if (style == 1 || style == 3) && c.n(3) > 0 {
+				p.SourcePath = paths[c.n(len(paths))]
+			}
+			m.Parts = append(m.Parts, p)
+		}
+		switch style {
+		case 1, 3:
+			m.SyncSourcePaths()
+			if style == 3 {
+				m.Meta.SourcePaths = append(m.Meta.SourcePaths, paths[c.n(len(paths))])
+			}
+		case 2:
+			for k := c.n(3) + 1; k > 0; k-- {
+				m.Meta.SourcePaths = append(m.Meta.SourcePaths, paths[c.n(len(paths))])
+			}
+		}
+		msgs[i] = m
+	}
+	return msgs
+}
+
+func FuzzHistory(f *testing.F) {
+	f.Add([]byte{})
+	f.Add([]byte{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 20, 2, 1, 4, 2, 1, 1, 1, 2, 2, 3, 2, 1, 3, 7})
+	f.Add([]byte("the quick brown fox jumps over the lazy dog, twice: the quick brown fox"))
+	paths := fuzzTree(f)
+	root := filepath.Dir(filepath.Dir(paths[0]))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c := &choices{data}
+		pol, label := fuzzPolicy(t, c, root)
+		msgs := fuzzHistory(c, paths)
+		before, _ := json.Marshal(msgs)
+		copyBefore := deepCopy(msgs)
+
+		out, rep := History(msgs, "any/model", pol)
+
+		after, _ := json.Marshal(msgs)
+		if !bytes.Equal(before, after) || !reflect.DeepEqual(msgs, copyBefore) {
+			t.Fatal("History changed its input")
+		}
+		checkInvariants(t, pol, label, msgs, out, rep)
+	})
+}
+
+func checkInvariants(t *testing.T, pol *policy.Policy, label string, in, out []session.Message, rep Report) {
+	t.Helper()
+	denied := func(p string) bool { return !pol.Allowed("any/model", p) }
+	var kept []session.Message
+	for _, m := range in {
+		if m.Role != session.RoleEvent {
+			kept = append(kept, m)
+		}
+	}
+	if len(out) != len(kept) || rep.Messages != len(out) {
+		t.Fatalf("%d messages out, want %d", len(out), len(kept))
+	}
+	var sent strings.Builder
+	for i := range out {
+		if out[i].ID != kept[i].ID {
+			t.Fatalf("message %d is %s, want %s: order changed", i, out[i].ID, kept[i].ID)
+		}
+		for _, p := range out[i].Parts {
+			sent.WriteString(p.Text)
+			if p.Redacted {
+				if !denied(p.SourcePath) || p.Text != Placeholder(p.SourcePath, label) {
+					t.Fatalf("placeholder %q for %q (denied %v)", p.Text, p.SourcePath, denied(p.SourcePath))
+				}
+			}
+		}
+	}
+	all := sent.String()
+	for i, m := range kept {
+		// Every denied path of a message is named by one of its placeholders,
+		// so a reader can tell what was removed.
+		for _, p := range append(m.Meta.SourcePaths[:len(m.Meta.SourcePaths):len(m.Meta.SourcePaths)], partPaths(m.Parts)...) {
+			if denied(p) && !hasPlaceholder(out[i].Parts, p) {
+				t.Fatalf("message %s: no placeholder names denied %q: %+v", m.ID, p, out[i].Parts)
+			}
+		}
+	}
+	for _, m := range kept {
+		whole := false // a denied path that no part carries takes the whole message
+		for _, p := range m.Meta.SourcePaths {
+			if denied(p) && !carried(m.Parts, p) {
+				whole = true
+			}
+		}
+		for _, p := range m.Parts {
+			if (whole || p.SourcePath != "" && denied(p.SourcePath)) && strings.Contains(all, p.Text) {
+				t.Fatalf("denied content %q (from %q) was sent", p.Text, p.SourcePath)
+			}
+		}
+	}
+}
+
+func partPaths(parts []session.Part) []string {
+	var out []string
+	for _, p := range parts {
+		if p.SourcePath != "" {
+			out = append(out, p.SourcePath)
+		}
+	}
+	return out
+}
+
+func hasPlaceholder(parts []session.Part, path string) bool {
+	for _, p := range parts {
+		if p.Redacted && p.SourcePath == path {
+			return true
+		}
+	}
+	return false
+}

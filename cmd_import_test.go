@@ -11,9 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scrim-dev/scrim/assets"
-	"github.com/scrim-dev/scrim/policy"
-	"github.com/scrim-dev/scrim/runner"
 	"github.com/scrim-dev/scrim/session"
 	"github.com/scrim-dev/scrim/session/importers/importtest"
 )
@@ -120,8 +117,9 @@ func copyTree(t *testing.T, from, to string) {
 	}
 }
 
-// TestImportRoundTrip: an imported session, sent to a model whose tier
-// denies one of the files it read, loses exactly that file's text.
+// TestImportRoundTrip: import a transcript, then `scrim redact` it for a
+// model whose tier denies one of the files it read: that file's text is
+// gone, the rest is intact, and the stored history still has everything.
 func TestImportRoundTrip(t *testing.T) {
 	isolate(t)
 	store := t.TempDir()
@@ -130,54 +128,65 @@ func TestImportRoundTrip(t *testing.T) {
 		t.Fatalf("import: %s", stderr)
 	}
 	id := sessionRE.FindStringSubmatch(out)[1]
-	st, err := session.Open(store)
-	if err != nil {
-		t.Fatal(err)
-	}
-	msgs, _, err := st.Messages(id)
-	st.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pol, err := policy.Resolve("", assets.DefaultPolicy)
-	if err != nil {
-		t.Fatal(err)
-	}
 	const envPlaceholder = "[Content from /home/dev/shop/.env filtered \u2014 trust tier \"cloud\" does not have read access]"
 	for _, tc := range []struct {
 		model           string
+		denied          []string
 		present, absent []string
 	}{
-		{"anthropic/claude-sonnet-4-5", // cloud: denies **/.env and **/.env.*
+		{"anthropic/claude-sonnet-4-5", // cloud: the default policy denies **/.env and **/.env.*
+			[]string{"/home/dev/shop/.env", "/home/dev/shop/config/.env.production"},
 			[]string{envPlaceholder, "func Total() int { return 3 }", "Total counts items, not prices.", "Whenever you read a file", "FAIL: TestTotal"},
 			[]string{"sk_test_4242", "postgres://shop@db", "Found 2 files\nsrc/payment.go"}},
 		{"ollama/llama3.1:8b", // local: reads everything, from the same stored history
+			[]string{},
 			[]string{"sk_test_4242", "Found 2 files\nsrc/payment.go", "func Total() int { return 3 }"},
-			[]string{"[Content from /home/dev"}},
+			[]string{"[Content from"}},
 	} {
 		t.Run(tc.model, func(t *testing.T) {
-			req := runner.Build(msgs, id, tc.model, pol)
-			b, err := json.Marshal(req.Prompt)
-			if err != nil {
+			out, stderr, code := scrim(t, "", "redact", id, "--model", tc.model, "--format", "json", "--store", store)
+			if code != 0 {
+				t.Fatalf("redact: exit %d %s", code, stderr)
+			}
+			var got struct {
+				Messages []session.Message `json:"messages"`
+				Report   struct {
+					DeniedPaths []struct{ Path string } `json:"deniedPaths"`
+				} `json:"report"`
+			}
+			if err := json.Unmarshal([]byte(out), &got); err != nil {
 				t.Fatal(err)
 			}
 			var sent strings.Builder
-			for _, m := range req.History {
+			for _, m := range got.Messages {
 				sent.WriteString(m.Text() + "\n")
 			}
 			for _, s := range tc.present {
-				if !strings.Contains(sent.String(), s) || !strings.Contains(string(b), jsonText(s)) {
+				if !strings.Contains(sent.String(), s) {
 					t.Errorf("%q missing from what is sent", s)
 				}
 			}
 			for _, s := range tc.absent {
-				if strings.Contains(sent.String(), s) || strings.Contains(string(b), jsonText(s)) {
+				if strings.Contains(sent.String(), s) {
 					t.Errorf("%q is sent", s)
 				}
 			}
+			denied := []string{}
+			for _, d := range got.Report.DeniedPaths {
+				denied = append(denied, d.Path)
+			}
+			if strings.Join(denied, " ") != strings.Join(tc.denied, " ") {
+				t.Errorf("denied paths %q, want %q", denied, tc.denied)
+			}
 		})
 	}
-	if !strings.Contains(msgs[3].Text(), "sk_test_4242") {
+	st, err := session.Open(store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	msgs, _, _ := st.Messages(id)
+	if len(msgs) != 19 || !strings.Contains(msgs[3].Text(), "sk_test_4242") {
 		t.Error("the stored history was changed")
 	}
 }

@@ -120,7 +120,7 @@ func Import(st *session.Store, agent, file string, newParser Factory) (Result, e
 	sink := &Sink{bulk: b, sessions: map[string]string{}, opened: map[string]bool{}, headers: map[string]session.Header{}, stats: &res.Stats}
 	var state json.RawMessage
 	if seen {
-		resume, err := canResume(st, f, &rec, h)
+		resume, err := canResume(st, f, &rec, agent, h)
 		if err != nil {
 			return res, fmt.Errorf("import %s: %w", file, err)
 		}
@@ -177,10 +177,13 @@ func Import(st *session.Store, agent, file string, newParser Factory) (Result, e
 	return res, nil
 }
 
-// canResume checks that the part of f imported before is unchanged and its
-// sessions still exist. On true, f is positioned after that part and h holds
-// its hash state.
-func canResume(st *session.Store, f *os.File, rec *session.Origin, h hash.Hash) (bool, error) {
+// canResume checks that the part of f imported before is unchanged, by the
+// same importer, and its sessions still exist. On true, f is positioned after
+// that part and h holds its hash state.
+func canResume(st *session.Store, f *os.File, rec *session.Origin, agent string, h hash.Hash) (bool, error) {
+	if rec.Agent != agent {
+		return false, nil
+	}
 	for _, id := range rec.Sessions {
 		if _, err := st.Get(id); err != nil {
 			return false, nil // deleted since: import afresh

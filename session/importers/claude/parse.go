@@ -113,6 +113,9 @@ func (p *parser) sessionKey(l *line) string {
 
 // open declares a session with the header it gets when new.
 func (p *parser) open(key string, l *line) {
+	if p.touched[key] {
+		return
+	}
 	origin := "imported from claude: " + p.file
 	switch {
 	case key != "":

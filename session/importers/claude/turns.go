@@ -1,7 +1,6 @@
 package claude
 
 import (
-	"encoding/json"
 	"strings"
 
 	"github.com/scrim-dev/scrim/session"
@@ -35,7 +34,7 @@ func (p *parser) assistant(key string, l *line) bool {
 		case "text":
 			pt = session.Part{Kind: session.PartText, Text: b.Text}
 		case "tool_use":
-			pt = session.Part{Kind: session.PartToolCall, CallID: b.ID, Name: b.Name, Input: compactInput(b.Input)}
+			pt = session.Part{Kind: session.PartToolCall, CallID: b.ID, Name: b.Name, Input: b.Input}
 			p.openCall(key, t.m, b, l.Cwd)
 		default:
 			// thinking blocks are signed by and for the model that wrote
@@ -49,13 +48,6 @@ func (p *parser) assistant(key string, l *line) bool {
 		}
 	}
 	return true
-}
-
-func compactInput(in json.RawMessage) json.RawMessage {
-	if len(in) == 0 {
-		return nil
-	}
-	return append(json.RawMessage(nil), in...)
 }
 
 // startTurn reserves the turn's place, or picks up the turn that an earlier

@@ -71,8 +71,9 @@ func (a *app) runImport(agent string, paths []string) error {
 		return err
 	}
 	// Collect garbage sooner: an import makes short-lived copies of every
-	// line, and the default would let the heap grow to twice what is live.
-	defer debug.SetGCPercent(debug.SetGCPercent(25))
+	// line, and the default would let the heap (mostly the store's memtable)
+	// grow to twice what is live before collecting.
+	defer debug.SetGCPercent(debug.SetGCPercent(10))
 	failed := 0
 	var total importers.Stats
 	for _, f := range files {

@@ -50,7 +50,7 @@ type revision struct {
 // them to Badger and waiting for them to be written: a WriteBatch counts
 // values bound for the value log as pointers, so by itself it would keep
 // thousands of large tool results in memory.
-const flushBytes = 2 << 20
+const flushBytes = 1 << 20
 
 // active holds the sessions that a Bulk of this process is writing, so that
 // cleaning up after crashed imports never touches a running one.

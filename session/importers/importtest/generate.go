@@ -10,9 +10,10 @@ import (
 
 // WriteClaudeTranscript writes a synthetic Claude Code transcript of about
 // size bytes to w, for benchmarks and crash tests: turns of a prompt, an
-// assistant turn split over several lines, and Read, Grep and Bash results
-// of varied sizes (a few KiB to a few hundred). It returns the number of
-// messages an import makes of it.
+// assistant turn split over several lines, and Read (with Claude Code's copy
+// of the file in toolUseResult), Grep and Bash results; files read are 1–25
+// KiB, every 50th 150 KiB. It returns the number of messages an import makes
+// of it.
 func WriteClaudeTranscript(w io.Writer, size int64) (messages int, err error) {
 	bw := bufio.NewWriterSize(w, 1<<20)
 	cw := &countWriter{w: bw}
@@ -45,7 +46,10 @@ func WriteClaudeTranscript(w io.Writer, size int64) (messages int, err error) {
 				return 0, err
 			}
 		}
-		n := 40 + (turn*7919)%2000 // lines in the file read: 2–150 KiB
+		n := 10 + (turn*7919)%300 // lines in the file read: ~1–25 KiB, and now and then 150 KiB
+		if turn%50 == 49 {
+			n = 2000
+		}
 		var read strings.Builder
 		for i := 1; i <= n; i++ {
 			fmt.Fprintf(&read, "%6d→\tx%d := compute(%q, %d) // keep \"quotes\" and tabs\t\n", i, i, file, i*turn)
@@ -86,7 +90,7 @@ func (c *countWriter) Write(p []byte) (int, error) {
 
 // WriteCodexRollout writes a synthetic Codex rollout of about size bytes:
 // turns of a prompt, an assistant message, and shell calls whose events say
-// they read a file, with outputs of a few KiB to a few hundred. It returns
+// they read a file, with outputs of 1–25 KiB, every 50th 150 KiB. It returns
 // the number of messages an import makes of it.
 func WriteCodexRollout(w io.Writer, size int64) (messages int, err error) {
 	bw := bufio.NewWriterSize(w, 1<<20)
@@ -106,7 +110,10 @@ func WriteCodexRollout(w io.Writer, size int64) (messages int, err error) {
 	for turn := 0; cw.n < size; turn++ {
 		file := fmt.Sprintf("pkg%d/file%d.go", turn%37, turn)
 		call := fmt.Sprintf("call_%d", turn)
-		n := 40 + (turn*7919)%2000
+		n := 10 + (turn*7919)%300
+		if turn%50 == 49 {
+			n = 2000
+		}
 		var out strings.Builder
 		for i := 1; i <= n; i++ {
 			fmt.Fprintf(&out, "x%d := compute(%q, %d) // keep \"quotes\" and tabs\t\n", i, file, i*turn)

@@ -39,7 +39,15 @@ type line struct {
 // text, toolUseResult as an error message) are type errors that
 // encoding/json skips while decoding everything else; a text content is then
 // read on its own. Only syntax errors make a line unreadable.
+//
+// toolUseResult is taken out first and read by a fast skipper: it repeats
+// the tool's output (a Read result's whole file), and only a few small
+// fields of it are used.
 func decodeLine(raw []byte, l *line) bool {
+	if rest, tur, ok := importers.CutMember(raw, "toolUseResult"); ok && tur != nil {
+		raw = rest
+		l.ToolUseResult = readToolUseResult(tur)
+	}
 	err := json.Unmarshal(raw, l)
 	if err == nil {
 		return true
@@ -95,6 +103,47 @@ type toolUseResult struct {
 	FilePath  string   `json:"filePath"`
 	Mode      string   `json:"mode"`
 	Filenames []string `json:"filenames"`
+}
+
+// readToolUseResult picks the fields attribution uses out of a
+// toolUseResult value; nil when it is not an object (errors are strings).
+func readToolUseResult(v []byte) *toolUseResult {
+	if len(v) == 0 || v[0] != '{' {
+		return nil
+	}
+	t := &toolUseResult{}
+	str := func(v []byte) string {
+		s, _ := importers.JSONString(v)
+		return s
+	}
+	is := func(k []byte, name string) bool { return bytes.EqualFold(k, []byte(name)) } // as encoding/json matches keys
+	importers.Members(v, func(k, val []byte, _, _ int) bool {
+		switch {
+		case is(k, "filePath"):
+			t.FilePath = str(val)
+		case is(k, "mode"):
+			t.Mode = str(val)
+		case is(k, "filenames"):
+			t.Filenames = nil
+			_ = json.Unmarshal(val, &t.Filenames)
+		case is(k, "file"):
+			t.File = nil
+			if len(val) == 0 || val[0] != '{' {
+				break
+			}
+			t.File = &struct {
+				FilePath string `json:"filePath"`
+			}{}
+			importers.Members(val, func(k, val []byte, _, _ int) bool {
+				if is(k, "filePath") {
+					t.File.FilePath = str(val)
+				}
+				return true
+			})
+		}
+		return true
+	})
+	return t
 }
 
 // decodeBlocks reads content that is a string (one text block) or an array.

@@ -154,6 +154,7 @@ func (p *parser) commandEvent(ev *payload) {
 		if m.ToolCallID == ev.CallID {
 			attribute(m, c.Read)
 			p.sink.Put(m)
+			p.heldN -= len(m.Parts[0].Text)
 			p.held = append(p.held[:i], p.held[i+1:]...)
 			break
 		}
@@ -186,9 +187,20 @@ func (p *parser) output(it *payload, ts time.Time) {
 	p.open()
 	m.SessionID, m.Seq = p.sink.Reserve("")
 	p.held = append(p.held, m)
-	if len(p.held) > maxHeld {
-		p.sink.Put(p.held[0]) // its event is not coming: unknown source
+	p.heldN += len(m.Parts[0].Text)
+	for len(p.held) > maxHeld || (p.heldN > maxHeldBytes && len(p.held) > 1) {
+		p.release(p.held[0])
+		p.heldN -= len(p.held[0].Parts[0].Text)
 		p.held = p.held[1:]
+	}
+}
+
+// release writes a held result as of unknown source; should its command's
+// event still come, it attributes the stored result then.
+func (p *parser) release(m *session.Message) {
+	p.sink.Put(m)
+	if c := p.st.Calls[m.ToolCallID]; c != nil {
+		c.Output = &stored{m.SessionID, m.Seq}
 	}
 }
 

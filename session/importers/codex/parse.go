@@ -14,8 +14,12 @@ import (
 // Agent is the name the CLI and origin records use.
 const Agent = "codex"
 
-// maxHeld bounds the results kept waiting for their command's event.
-const maxHeld = 64
+// maxHeld and maxHeldBytes bound the results kept waiting for their
+// command's event (Codex writes the event first; this is the exception).
+const (
+	maxHeld      = 64
+	maxHeldBytes = 8 << 20
+)
 
 type parser struct {
 	sink   *importers.Sink
@@ -24,6 +28,7 @@ type parser struct {
 	st     state
 	turn   *session.Message   // assistant message being assembled (text, then calls)
 	held   []*session.Message // results waiting for their command's parsed_cmd
+	heldN  int                // bytes of text they hold
 	opened bool
 	// revise: turn continues a message an earlier import stored; its parts
 	// are appended to it on commit.
@@ -175,12 +180,9 @@ func (p *parser) Finish() {
 	}
 	p.finishTurn()
 	for _, m := range p.held {
-		p.sink.Put(m)
-		if c := p.st.Calls[m.ToolCallID]; c != nil {
-			c.Output = &stored{m.SessionID, m.Seq}
-		}
+		p.release(m)
 	}
-	p.held = nil
+	p.held, p.heldN = nil, 0
 	ids := make([]string, 0, len(p.st.Calls))
 	for id := range p.st.Calls {
 		ids = append(ids, id)

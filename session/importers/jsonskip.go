@@ -93,21 +93,24 @@ func SkipValue(b []byte, i int) (end int, ok bool) {
 	}
 }
 
-// skipString returns the end (after the closing quote) of the string at b[i].
+// skipString returns the end (after the closing quote) of the string at
+// b[i]. A quote ends the string unless an odd number of backslashes precede
+// it; IndexByte finds quotes much faster than a byte loop finds both.
 func skipString(b []byte, i int) (int, bool) {
 	i++
 	for {
-		j := bytes.IndexAny(b[i:], `"\`)
+		j := bytes.IndexByte(b[i:], '"')
 		if j < 0 {
 			return 0, false
 		}
 		i += j
-		if b[i] == '"' {
-			return i + 1, true
+		n := 0
+		for k := i - 1; k >= 0 && b[k] == '\\'; k-- {
+			n++
 		}
-		i += 2 // an escape: skip the backslash and what it escapes
-		if i > len(b) {
-			return 0, false
+		i++
+		if n%2 == 0 {
+			return i, true
 		}
 	}
 }

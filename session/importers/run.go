@@ -49,11 +49,10 @@ type Result struct {
 	Agent     string
 	SessionID string // main session ("" when the file had no messages)
 	Stats
-	Bytes     int64 // bytes read in this import
-	Unchanged bool  // nothing new since the last import
-	Resumed   bool  // a grown file: only its new lines were imported
-	Replaced  bool  // the file was rewritten: its old sessions were replaced
-	Pending   bool  // an incomplete last line was left for the next import
+	Unchanged bool // nothing new since the last import
+	Resumed   bool // a grown file: only its new lines were imported
+	Replaced  bool // the file was rewritten: its old sessions were replaced
+	Pending   bool // an incomplete last line was left for the next import
 }
 
 // String is the summary line printed per file.
@@ -156,7 +155,6 @@ func Import(st *session.Store, agent, file string, newParser Factory) (Result, e
 		return res, fmt.Errorf("import %s: %w", file, err)
 	}
 	res.Skipped += lr.tooLong
-	res.Bytes = lr.consumed
 	res.SessionID = sink.sessions[""]
 	if res.Resumed && lr.consumed == 0 {
 		res.Unchanged, res.Resumed = true, false

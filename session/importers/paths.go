@@ -12,14 +12,16 @@ import (
 // machine, remembering each answer (a transcript names the same files again
 // and again).
 type Paths struct {
-	memo map[string]string
+	memo map[pathKey]string
 	home string
 }
+
+type pathKey struct{ path, cwd string }
 
 // NewPaths returns an empty resolver.
 func NewPaths() *Paths {
 	home, _ := os.UserHomeDir()
-	return &Paths{memo: map[string]string{}, home: home}
+	return &Paths{memo: map[pathKey]string{}, home: home}
 }
 
 // Canonical returns the canonical absolute form of path; a relative path is
@@ -30,7 +32,7 @@ func (p *Paths) Canonical(path, cwd string) string {
 	if path = strings.TrimSpace(path); path == "" || strings.IndexByte(path, 0) >= 0 {
 		return ""
 	}
-	key := cwd + "\x00" + path
+	key := pathKey{path, cwd}
 	if c, ok := p.memo[key]; ok {
 		return c
 	}

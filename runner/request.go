@@ -9,6 +9,7 @@ import (
 	"github.com/scrim-dev/scrim/policy"
 	"github.com/scrim-dev/scrim/redact"
 	"github.com/scrim-dev/scrim/session"
+	"github.com/scrim-dev/scrim/tools"
 )
 
 // DefaultSystem is the system prompt scrim sends ahead of the history.
@@ -24,7 +25,10 @@ type Request struct {
 	// from, one entry per stored non-event message, in order.
 	History []session.Message
 	Prompt  fantasy.Prompt
-	Report  redact.Report
+	// Tools are the tool definitions offered to the model (names, descriptions,
+	// input schemas: no session content).
+	Tools  []fantasy.Tool
+	Report redact.Report
 }
 
 // Build turns stored messages into the request for model. It is the only way
@@ -40,8 +44,19 @@ func Build(msgs []session.Message, sessionID, model string, p *policy.Policy) Re
 		System:    DefaultSystem,
 		History:   hist,
 		Prompt:    toPrompt(DefaultSystem, hist),
+		Tools:     toolDefs(),
 		Report:    rep,
 	}
+}
+
+// toolDefs describes the registered tools to the provider.
+func toolDefs() []fantasy.Tool {
+	all := tools.All()
+	out := make([]fantasy.Tool, 0, len(all))
+	for _, t := range all {
+		out = append(out, fantasy.FunctionTool{Name: t.Name(), Description: t.Description(), InputSchema: t.Schema()})
+	}
+	return out
 }
 
 // toPrompt maps history to provider messages. Tool calls and results are

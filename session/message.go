@@ -110,7 +110,11 @@ func partPaths(parts []Part) []string {
 	return out
 }
 
-// Validate checks the invariants the store relies on.
+// Validate checks the invariants the store relies on: a known role and part
+// kinds; SourcePaths nil or non-empty, absolute, clean and unique; and, when
+// any part is attributed, SourcePaths equal to the parts' paths in order of
+// first appearance. A message with SourcePaths and no attributed part is
+// attributed as a whole.
 func (m *Message) Validate() error {
 	switch m.Role {
 	case RoleUser, RoleAssistant, RoleTool, RoleSystem, RoleEvent:
@@ -129,6 +133,20 @@ func (m *Message) Validate() error {
 			return fmt.Errorf("sourcePath %q is listed twice", p)
 		}
 		seen[p] = struct{}{}
+	}
+	for i, pt := range m.Parts {
+		switch pt.Kind {
+		case PartText, PartToolResult:
+		case PartToolCall:
+			if pt.SourcePath != "" {
+				return fmt.Errorf("part %d is a tool call with a sourcePath; tool calls are not file content", i+1)
+			}
+		default:
+			return fmt.Errorf("part %d kind %q is not one of text, tool_call, tool_result", i+1, pt.Kind)
+		}
+		if len(pt.Input) > 0 && !json.Valid(pt.Input) {
+			return fmt.Errorf("part %d input is not valid JSON", i+1)
+		}
 	}
 	if m.Attributed() {
 		want := partPaths(m.Parts)

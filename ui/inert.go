@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -49,8 +50,13 @@ func isPlain(s string) bool {
 	return true
 }
 
-// isInvisible reports bidi controls and zero-width characters.
+// isInvisible reports bidi controls, zero-width characters and the other
+// format characters (Unicode Cf: invisible, yet they change how the text
+// around them is drawn or measured).
 func isInvisible(r rune) bool {
+	if unicode.Is(unicode.Cf, r) {
+		return true
+	}
 	switch {
 	case r >= 0x200B && r <= 0x200F, // zero-width space/joiners, LRM, RLM
 		r >= 0x202A && r <= 0x202E, // bidi embeddings and overrides

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/scrim-dev/scrim/runner"
+)
+
+func init() { commands = append(commands, newModelsCmd) }
+
+func newModelsCmd(a *app) *cobra.Command {
+	var format, provider string
+	cmd := &cobra.Command{
+		Use:   "models",
+		Short: "List the models scrim can send to, with their trust tier under the active policy",
+		Long: `Models lists configured providers' models (providers.toml), the offline demo
+models and the known providers' models from the built-in catalogue, each with the
+trust tier the active policy gives it and the variable that must hold its key.
+Any provider/model ID works with 'scrim send' even when it is not listed.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkFormat(format); err != nil {
+				return err
+			}
+			pol, err := a.Policy()
+			if err != nil {
+				return err
+			}
+			provs, err := a.Providers()
+			if err != nil {
+				return err
+			}
+			defer provs.Close()
+			models := runner.Models(pol, provs)
+			if provider != "" {
+				var kept []runner.ModelInfo
+				for _, m := range models {
+					if m.Provider == provider {
+						kept = append(kept, m)
+					}
+				}
+				if len(kept) == 0 {
+					return fmt.Errorf("no models of provider %q are listed (see: scrim models)", provider)
+				}
+				models = kept
+			}
+			if format == "json" {
+				if models == nil {
+					models = []runner.ModelInfo{}
+				}
+				enc := json.NewEncoder(a.stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(models)
+			}
+			return printModels(a, models)
+		},
+	}
+	formatFlag(cmd, &format)
+	cmd.Flags().StringVar(&provider, "provider", "", "list only this provider's models")
+	return cmd
+}
+
+func printModels(a *app, models []runner.ModelInfo) error {
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "MODEL\tTIER\tSOURCE\tKEY")
+	for _, m := range models {
+		key := "-"
+		if m.KeyEnv != "" {
+			key = m.KeyEnv
+			if !m.Ready {
+				key += " (not set)"
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", m.ID, m.TierLabel, m.Source, key)
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,194 @@
+package session
+
+import (
+	"encoding/json"
+	"errors"
+	"strconv"
+	"unicode/utf8"
+)
+
+// Messages are stored as JSON (DESIGN.md), in exactly the bytes
+// encoding/json writes. Loading a long session is mostly decoding, and
+// encoding/json spends most of that validating and reflecting, so messages
+// have a codec for their own shape: marshalMessage writes what json.Marshal
+// writes, and unmarshalMessage reads that shape in one pass, handing anything
+// else (unknown or repeated keys, nulls, other spellings, invalid UTF-8,
+// surrogate escapes) to encoding/json. The results never differ from
+// encoding/json's; codec_test.go and its fuzz test hold that.
+
+// errSlow sends a record to encoding/json.
+var errSlow = errors.New("not in the fast decoder's shape")
+
+// marshalMessage is json.Marshal(m), faster.
+func marshalMessage(m *Message) ([]byte, error) {
+	n := 160
+	for i := range m.Parts {
+		n += len(m.Parts[i].Text) + len(m.Parts[i].SourcePath) + 64
+	}
+	b := make([]byte, 0, n+n/4) // room for escapes: tabs and newlines double
+	b = append(b, `{"id":`...)
+	b = appendString(b, m.ID)
+	b = append(b, `,"sessionId":`...)
+	b = appendString(b, m.SessionID)
+	b = append(b, `,"seq":`...)
+	b = strconv.AppendUint(b, m.Seq, 10)
+	b = append(b, `,"role":`...)
+	b = appendString(b, string(m.Role))
+	b = appendField(b, `,"model":`, m.Model)
+	b = appendField(b, `,"tool":`, m.Tool)
+	b = appendField(b, `,"toolCallId":`, m.ToolCallID)
+	if m.IsError {
+		b = append(b, `,"isError":true`...)
+	}
+	b = append(b, `,"parts":`...)
+	if m.Parts == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i := range m.Parts {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			var err error
+			if b, err = appendPart(b, &m.Parts[i]); err != nil {
+				return nil, err
+			}
+		}
+		b = append(b, ']')
+	}
+	b = append(b, `,"meta":{`...)
+	if len(m.Meta.SourcePaths) > 0 {
+		b = append(b, `"sourcePaths":[`...)
+		for i, p := range m.Meta.SourcePaths {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, p)
+		}
+		b = append(b, ']')
+		if m.Meta.Note != "" {
+			b = append(b, ',')
+		}
+	}
+	if m.Meta.Note != "" {
+		b = append(b, `"note":`...)
+		b = appendString(b, m.Meta.Note)
+	}
+	b = append(b, `},"createdAt":`...)
+	t, err := m.CreatedAt.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	b = append(b, t...)
+	return append(b, '}'), nil
+}
+
+func appendPart(b []byte, p *Part) ([]byte, error) {
+	b = append(b, `{"kind":`...)
+	b = appendString(b, string(p.Kind))
+	b = appendField(b, `,"text":`, p.Text)
+	b = appendField(b, `,"sourcePath":`, p.SourcePath)
+	if p.Redacted {
+		b = append(b, `,"redacted":true`...)
+	}
+	b = appendField(b, `,"callId":`, p.CallID)
+	b = appendField(b, `,"name":`, p.Name)
+	if len(p.Input) > 0 {
+		// Rare and small: encoding/json compacts and checks it.
+		in, err := json.Marshal(p.Input)
+		if err != nil {
+			return nil, err
+		}
+		b = append(append(b, `,"input":`...), in...)
+	}
+	return append(b, '}'), nil
+}
+
+// appendField appends an omitempty string field.
+func appendField(b []byte, key, s string) []byte {
+	if s == "" {
+		return b
+	}
+	return appendString(append(b, key...), s)
+}
+
+const hexDigits = "0123456789abcdef"
+
+// plain marks the ASCII bytes encoding/json copies as they are: not a control
+// character, quote, backslash, or one of <>& (escaped for HTML safety).
+var plain = func() (t [utf8.RuneSelf]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
+
+// appendString quotes s exactly as encoding/json does, copying plain runs
+// whole.
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start, i := 0, 0
+	for {
+		for i < len(s) && s[i] < utf8.RuneSelf && plain[s[i]] {
+			i++
+		}
+		if i >= len(s) {
+			break
+		}
+		b = append(b, s[start:i]...)
+		if c := s[i]; c < utf8.RuneSelf {
+			switch c {
+			case '\\', '"':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = append(b, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+		default:
+			b = append(b, s[i:i+size]...)
+		}
+		i += size
+		start = i
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
+// unmarshalMessage decodes a stored message record into m (which it resets).
+func unmarshalMessage(data []byte, m *Message) error {
+	d := decoder{data: data}
+	if err := d.message(m); err == nil {
+		return nil
+	}
+	*m = Message{}
+	return json.Unmarshal(data, m)
+}
+
+// unmarshalHeader decodes a stored session header into h (which it resets).
+func unmarshalHeader(data []byte, h *Header) error {
+	d := decoder{data: data}
+	if err := d.header(h); err == nil {
+		return nil
+	}
+	*h = Header{}
+	return json.Unmarshal(data, h)
+}

@@ -1,0 +1,151 @@
+package session
+
+// The shapes of stored records, read by decoder (codec_json.go).
+
+var messageKeys = []string{"id", "sessionId", "seq", "role", "model", "tool", "toolCallId", "isError", "parts", "meta", "createdAt"}
+
+// message reads a whole record in the shape marshalMessage writes.
+func (d *decoder) message(m *Message) error {
+	err := d.object(messageKeys, func(k int) error {
+		var err error
+		var s string
+		switch k {
+		case 0:
+			m.ID, err = d.str()
+		case 1:
+			m.SessionID, err = d.str()
+		case 2:
+			m.Seq, err = d.uint()
+		case 3:
+			s, err = d.str()
+			m.Role = Role(s)
+		case 4:
+			m.Model, err = d.str()
+		case 5:
+			m.Tool, err = d.str()
+		case 6:
+			m.ToolCallID, err = d.str()
+		case 7:
+			m.IsError, err = d.bool()
+		case 8:
+			m.Parts, err = d.parts()
+		case 9:
+			err = d.meta(&m.Meta)
+		case 10:
+			err = d.timeInto(&m.CreatedAt)
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	d.ws()
+	if d.i != len(d.data) {
+		return errSlow
+	}
+	return nil
+}
+
+var partKeys = []string{"kind", "text", "sourcePath", "redacted", "callId", "name", "input"}
+
+// parts reads the parts array; null is json.Marshal's nil slice.
+func (d *decoder) parts() ([]Part, error) {
+	if rest := d.data[d.i:]; len(rest) >= 4 && string(rest[:4]) == "null" {
+		d.i += 4 // json.Marshal's nil slice
+		return nil, nil
+	}
+	if !d.next('[') {
+		return nil, errSlow
+	}
+	parts := []Part{}
+	if d.next(']') {
+		return parts, nil
+	}
+	for {
+		var p Part
+		err := d.object(partKeys, func(k int) error {
+			var err error
+			var s string
+			switch k {
+			case 0:
+				s, err = d.str()
+				p.Kind = PartKind(s)
+			case 1:
+				p.Text, err = d.str()
+			case 2:
+				p.SourcePath, err = d.str()
+			case 3:
+				p.Redacted, err = d.bool()
+			case 4:
+				p.CallID, err = d.str()
+			case 5:
+				p.Name, err = d.str()
+			case 6:
+				p.Input, err = d.raw()
+			}
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, p)
+		if d.next(',') {
+			continue
+		}
+		if d.next(']') {
+			return parts, nil
+		}
+		return nil, errSlow
+	}
+}
+
+var metaKeys = []string{"sourcePaths", "note"}
+
+func (d *decoder) meta(m *Meta) error {
+	return d.object(metaKeys, func(k int) error {
+		var err error
+		switch k {
+		case 0:
+			m.SourcePaths, err = d.strings()
+		case 1:
+			m.Note, err = d.str()
+		}
+		return err
+	})
+}
+
+var headerKeys = []string{"id", "title", "createdAt", "updatedAt", "lastModel", "messages", "origin", "workDir"}
+
+// header reads a session header in the shape json.Marshal writes.
+func (d *decoder) header(h *Header) error {
+	err := d.object(headerKeys, func(k int) error {
+		var err error
+		switch k {
+		case 0:
+			h.ID, err = d.str()
+		case 1:
+			h.Title, err = d.str()
+		case 2:
+			err = d.timeInto(&h.CreatedAt)
+		case 3:
+			err = d.timeInto(&h.UpdatedAt)
+		case 4:
+			h.LastModel, err = d.str()
+		case 5:
+			h.Count, err = d.uint()
+		case 6:
+			h.Origin, err = d.str()
+		case 7:
+			h.WorkDir, err = d.str()
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	d.ws()
+	if d.i != len(d.data) {
+		return errSlow
+	}
+	return nil
+}

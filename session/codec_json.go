@@ -1,0 +1,364 @@
+package session
+
+import (
+	"bytes"
+	"encoding/json"
+	"time"
+	"unicode/utf8"
+	"unsafe"
+)
+
+// decoder is the one-pass reader of the shape marshalMessage writes. Every
+// method returns errSlow for input it does not handle; unmarshalMessage then
+// asks encoding/json, so this code need only be right, never complete.
+type decoder struct {
+	data []byte
+	i    int
+}
+
+func (d *decoder) ws() {
+	for d.i < len(d.data) {
+		switch d.data[d.i] {
+		case ' ', '\t', '\n', '\r':
+			d.i++
+		default:
+			return
+		}
+	}
+}
+
+// next skips white space and consumes c.
+func (d *decoder) next(c byte) bool {
+	d.ws()
+	if d.i < len(d.data) && d.data[d.i] == c {
+		d.i++
+		return true
+	}
+	return false
+}
+
+// object reads {"key": value, ...}, calling field for each key with the
+// decoder at the value. keys lists the known keys; an unknown or repeated
+// key goes to encoding/json (it folds case and merges repeats).
+func (d *decoder) object(keys []string, field func(k int) error) error {
+	if !d.next('{') {
+		return errSlow
+	}
+	if d.next('}') {
+		return nil
+	}
+	var seen uint32
+	for {
+		d.ws()
+		name, err := d.rawString()
+		if err != nil {
+			return err
+		}
+		k := indexOf(keys, name)
+		if k < 0 || seen&(1<<k) != 0 {
+			return errSlow
+		}
+		seen |= 1 << k
+		if !d.next(':') {
+			return errSlow
+		}
+		d.ws()
+		if err := field(k); err != nil {
+			return err
+		}
+		if d.next(',') {
+			continue
+		}
+		if d.next('}') {
+			return nil
+		}
+		return errSlow
+	}
+}
+
+func indexOf(keys []string, b []byte) int {
+	for i, k := range keys {
+		if k == string(b) {
+			return i
+		}
+	}
+	return -1
+}
+
+func (d *decoder) strings() ([]string, error) {
+	if !d.next('[') {
+		return nil, errSlow
+	}
+	out := []string{}
+	if d.next(']') {
+		return out, nil
+	}
+	for {
+		d.ws()
+		s, err := d.str()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+		if d.next(',') {
+			continue
+		}
+		if d.next(']') {
+			return out, nil
+		}
+		return nil, errSlow
+	}
+}
+
+// time hands the quoted value to time.Time's own UnmarshalJSON, as
+// encoding/json does.
+func (d *decoder) timeInto(t *time.Time) error {
+	start := d.i
+	if _, err := d.rawString(); err != nil {
+		return err
+	}
+	return t.UnmarshalJSON(d.data[start:d.i])
+}
+
+func (d *decoder) bool() (bool, error) {
+	rest := d.data[d.i:]
+	switch {
+	case len(rest) >= 4 && string(rest[:4]) == "true":
+		d.i += 4
+		return true, nil
+	case len(rest) >= 5 && string(rest[:5]) == "false":
+		d.i += 5
+		return false, nil
+	}
+	return false, errSlow
+}
+
+// uint reads a JSON integer without sign, fraction or exponent.
+func (d *decoder) uint() (uint64, error) {
+	start := d.i
+	var n uint64
+	for d.i < len(d.data) && '0' <= d.data[d.i] && d.data[d.i] <= '9' {
+		c := uint64(d.data[d.i] - '0')
+		if n > (1<<64-1-c)/10 {
+			return 0, errSlow
+		}
+		n = n*10 + c
+		d.i++
+	}
+	digits := d.i - start
+	if digits == 0 || digits > 1 && d.data[start] == '0' {
+		return 0, errSlow
+	}
+	if d.i < len(d.data) {
+		switch d.data[d.i] {
+		case '.', 'e', 'E':
+			return 0, errSlow
+		}
+	}
+	return n, nil
+}
+
+// rawString reads a string that needs no unescaping and returns its bytes
+// (aliasing the input).
+func (d *decoder) rawString() ([]byte, error) {
+	if d.i >= len(d.data) || d.data[d.i] != '"' {
+		return nil, errSlow
+	}
+	start := d.i + 1
+	for i := start; i < len(d.data); i++ {
+		switch c := d.data[i]; {
+		case c == '"':
+			d.i = i + 1
+			return d.data[start:i], nil
+		case c == '\\' || c < 0x20 || c >= utf8.RuneSelf:
+			return nil, errSlow
+		}
+	}
+	return nil, errSlow
+}
+
+// str reads a string value. A string without escapes is copied once; one
+// with escapes is decoded into a buffer sized by a first pass, which then
+// becomes the string without another copy.
+func (d *decoder) str() (string, error) {
+	if d.i >= len(d.data) || d.data[d.i] != '"' {
+		return "", errSlow
+	}
+	start := d.i + 1
+	i := start
+	for {
+		for i < len(d.data) && d.data[i] >= 0x20 && d.data[i] < utf8.RuneSelf && d.data[i] != '"' && d.data[i] != '\\' {
+			i++
+		}
+		if i >= len(d.data) {
+			return "", errSlow
+		}
+		c := d.data[i]
+		switch {
+		case c == '"':
+			d.i = i + 1
+			return string(d.data[start:i]), nil
+		case c == '\\':
+			return d.escaped(start)
+		case c < 0x20:
+			return "", errSlow
+		case c < utf8.RuneSelf:
+			i++
+		default:
+			r, size := utf8.DecodeRune(d.data[i:])
+			if r == utf8.RuneError && size == 1 {
+				return "", errSlow // encoding/json substitutes U+FFFD
+			}
+			i += size
+		}
+	}
+}
+
+// escaped decodes the string starting at data[start] that holds escapes.
+func (d *decoder) escaped(start int) (string, error) {
+	end := start
+	for {
+		k := bytes.IndexByte(d.data[end:], '"')
+		if k < 0 {
+			return "", errSlow
+		}
+		end += k
+		odd := false // an odd run of backslashes escapes the quote
+		for j := end - 1; j >= start && d.data[j] == '\\'; j-- {
+			odd = !odd
+		}
+		if !odd {
+			break
+		}
+		end++
+	}
+	buf := make([]byte, 0, end-start) // escapes only shrink
+	for i := start; i < end; {
+		j := i
+		for j < end && d.data[j] >= 0x20 && d.data[j] < utf8.RuneSelf && d.data[j] != '\\' {
+			j++
+		}
+		buf = append(buf, d.data[i:j]...)
+		if i = j; i >= end {
+			break
+		}
+		switch c := d.data[i]; {
+		case c == '\\':
+			var ok bool
+			if buf, i, ok = unescape(buf, d.data[:end], i); !ok {
+				return "", errSlow
+			}
+		case c < 0x20:
+			return "", errSlow
+		default:
+			r, size := utf8.DecodeRune(d.data[i:end])
+			if r == utf8.RuneError && size == 1 {
+				return "", errSlow
+			}
+			buf = append(buf, d.data[i:i+size]...)
+			i += size
+		}
+	}
+	d.i = end + 1
+	if len(buf) == 0 {
+		return "", nil
+	}
+	// buf is never written again: the string may own it.
+	return unsafe.String(&buf[0], len(buf)), nil
+}
+
+// unescape decodes the escape at data[i] (a backslash) onto buf.
+func unescape(buf, data []byte, i int) ([]byte, int, bool) {
+	if i+1 >= len(data) {
+		return buf, i, false
+	}
+	switch c := data[i+1]; c {
+	case '"', '\\', '/':
+		return append(buf, c), i + 2, true
+	case 'b':
+		return append(buf, '\b'), i + 2, true
+	case 'f':
+		return append(buf, '\f'), i + 2, true
+	case 'n':
+		return append(buf, '\n'), i + 2, true
+	case 'r':
+		return append(buf, '\r'), i + 2, true
+	case 't':
+		return append(buf, '\t'), i + 2, true
+	case 'u':
+		if i+6 > len(data) {
+			return buf, i, false
+		}
+		var r rune
+		for _, h := range data[i+2 : i+6] {
+			switch {
+			case '0' <= h && h <= '9':
+				r = r<<4 | rune(h-'0')
+			case 'a' <= h && h <= 'f':
+				r = r<<4 | rune(h-'a'+10)
+			case 'A' <= h && h <= 'F':
+				r = r<<4 | rune(h-'A'+10)
+			default:
+				return buf, i, false
+			}
+		}
+		if 0xD800 <= r && r <= 0xDFFF {
+			return buf, i, false // surrogate pairs: encoding/json's rules
+		}
+		return utf8.AppendRune(buf, r), i + 6, true
+	}
+	return buf, i, false
+}
+
+// raw reads an object or array and returns a copy of its bytes, as
+// json.RawMessage's UnmarshalJSON does, after encoding/json has checked it.
+func (d *decoder) raw() (json.RawMessage, error) {
+	start := d.i
+	depth := 0
+	for d.i < len(d.data) {
+		switch c := d.data[d.i]; c {
+		case '"':
+			if _, err := d.skipString(); err != nil {
+				return nil, err
+			}
+			continue
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth < 0 {
+				return nil, errSlow
+			}
+		case ',':
+			if depth == 0 {
+				return nil, errSlow // a bare scalar: rare, left to encoding/json
+			}
+		}
+		d.i++
+		if depth == 0 && (d.data[d.i-1] == '}' || d.data[d.i-1] == ']') {
+			return d.checkRaw(start)
+		}
+	}
+	return nil, errSlow
+}
+
+func (d *decoder) checkRaw(start int) (json.RawMessage, error) {
+	v := d.data[start:d.i]
+	if len(v) == 0 || v[0] == 'n' || !json.Valid(v) {
+		return nil, errSlow // null and anything odd: encoding/json decides
+	}
+	return append(json.RawMessage(nil), v...), nil
+}
+
+func (d *decoder) skipString() (int, error) {
+	for i := d.i + 1; i < len(d.data); i++ {
+		switch d.data[i] {
+		case '"':
+			d.i = i + 1
+			return i, nil
+		case '\\':
+			i++
+		}
+	}
+	return 0, errSlow
+}

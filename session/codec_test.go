@@ -1,0 +1,241 @@
+package session
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func codecSamples() map[string]*Message {
+	at := time.Date(2025, 1, 2, 3, 4, 5, 123456789, time.FixedZone("X", 5*3600+1800))
+	return map[string]*Message{
+		"zero":      {},
+		"nil parts": {ID: "a", Role: RoleUser},
+		"every field": {ID: "s-1", SessionID: "s", Seq: 1<<64 - 1, Role: RoleTool, Model: "m/x", Tool: "grep",
+			ToolCallID: "c", IsError: true, CreatedAt: at,
+			Parts: []Part{
+				{Kind: PartToolResult, Text: "t", SourcePath: "/a", Redacted: true, CallID: "i", Name: "n",
+					Input: json.RawMessage(` { "a" : [1, "<b>"] } `)},
+				{Kind: PartText},
+			},
+			Meta: Meta{SourcePaths: []string{"/a", "/b"}, Note: "n"}},
+		"escapes": {Role: "user", Parts: []Part{{Kind: PartText,
+			Text: "q\"b\\s/\b\f\n\r\t\x00\x01\x1f\x7f <>& \u2028\u2029 é 😀 \xff\xfe bad \xed\xa0\x80 surrogate"}}},
+		"note only":         {Role: "event", Meta: Meta{Note: "x"}},
+		"empty sourcePaths": {Role: "tool", Meta: Meta{SourcePaths: []string{}}},
+		"unicode keys text": {Role: "assistant", Model: "ü", Parts: []Part{{Kind: PartText, Text: strings.Repeat("line\twith\ttabs\n", 50)}}},
+	}
+}
+
+// marshalMessage must write the bytes json.Marshal writes: records from
+// either are the same records.
+func TestMarshalMatchesEncodingJSON(t *testing.T) {
+	for name, m := range codecSamples() {
+		t.Run(name, func(t *testing.T) {
+			want, err := json.Marshal(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := marshalMessage(m)
+			if err != nil || !bytes.Equal(got, want) {
+				t.Fatalf("marshalMessage:\n got %s (%v)\nwant %s", got, err, want)
+			}
+		})
+	}
+	if _, err := marshalMessage(&Message{Parts: []Part{{Input: json.RawMessage("{bad")}}}); err == nil {
+		t.Fatal("invalid tool input accepted")
+	}
+	if _, err := marshalMessage(&Message{CreatedAt: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}); err == nil {
+		t.Fatal("year 10000 accepted")
+	}
+}
+
+// checkDecode asserts unmarshalMessage agrees with encoding/json on data and
+// reports whether the fast path handled it.
+func checkDecode(t *testing.T, data []byte) (fast bool) {
+	t.Helper()
+	var want, got, direct Message
+	wantErr := json.Unmarshal(data, &want)
+	gotErr := unmarshalMessage(data, &got)
+	if (wantErr == nil) != (gotErr == nil) {
+		t.Fatalf("%q: error %v, encoding/json says %v", data, gotErr, wantErr)
+	}
+	if wantErr == nil && !reflect.DeepEqual(got, want) {
+		t.Fatalf("%q:\n got %#v\nwant %#v", data, got, want)
+	}
+	d := decoder{data: data}
+	if d.message(&direct) != nil {
+		return false
+	}
+	if wantErr != nil || !reflect.DeepEqual(direct, want) {
+		t.Fatalf("%q: fast path accepted it as %#v; encoding/json: %#v, %v", data, direct, want, wantErr)
+	}
+	return true
+}
+
+func TestUnmarshalMatchesEncodingJSON(t *testing.T) {
+	for name, m := range codecSamples() {
+		t.Run(name, func(t *testing.T) {
+			b, err := json.Marshal(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fast := checkDecode(t, b)
+			// Records without invalid UTF-8 or U+FFFD substitutes must take the fast path.
+			if !fast && name != "escapes" {
+				t.Fatalf("a record in the stored shape missed the fast path: %s", b)
+			}
+		})
+	}
+	odd := []string{
+		`{"ID":"x","role":"user"}`, // other case: encoding/json folds it
+		`{"id":"a","id":"b"}`,
+		`{"parts":[{"kind":"text","kind":"x"}]}`,
+		`{"parts":null,"meta":null,"createdAt":null,"id":null}`,
+		`{"meta":{"sourcePaths":null}}`,
+		`{"meta":{"sourcePaths":[]}}`,
+		`{"meta":{"sourcePaths":["/a",null]}}`,
+		` { "id" : "a" , "seq" : 7 , "parts" : [ { "kind" : "text" } ] } `,
+		`{"seq":01}`, `{"seq":-1}`, `{"seq":1e3}`, `{"seq":1.0}`, `{"seq":18446744073709551616}`, `{"seq":"1"}`,
+		`{"isError":tru}`, `{"isError":null}`, `{"isError":1}`,
+		`{"id":"\ud83d\ude00 \ud800 \u00e9 \u0000 \/"}`,
+		`{"id":"bad \x01 control"}`, `{"id":"\xff"}`, `{"id":"\q"}`, `{"id":"\u12"}`,
+		`{"createdAt":"2025-01-02T03:04:05Z"}`, `{"createdAt":"yesterday"}`, `{"createdAt":"2025-01-02T03:04:05\u005a"}`,
+		`{"parts":[{"input":{"a":"}]"}},{"input":[1,{"b":null}]}]}`,
+		`{"parts":[{"input":{"a":01}}]}`, `{"parts":[{"input":null}]}`, `{"parts":[{"input":"s"}]}`, `{"parts":[{"input":3}]}`,
+		`{"unknown":1}`, `{"id":"a"} x`, `{"id":"a"`, `[]`, `null`, ``, `{`, `{"id":"a",}`, `{,}`,
+		"\ufeff{}", `{"parts":[{}],"meta":{}}`, `{"parts":[],"meta":{"note":"n","sourcePaths":["/x"]}}`,
+	}
+	for _, s := range odd {
+		t.Run(s, func(t *testing.T) { checkDecode(t, []byte(s)) })
+	}
+}
+
+// Every field of Message, Part and Meta must go through the codec: a field
+// added to the schema but not to the codec fails here.
+func TestCodecCoversEveryField(t *testing.T) {
+	m := Message{}
+	fillAll(reflect.ValueOf(&m).Elem())
+	want, err := json.Marshal(&m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := marshalMessage(&m)
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("marshalMessage misses a field:\n got %s\nwant %s", got, want)
+	}
+	if !checkDecode(t, want) {
+		t.Fatalf("fast decoder misses a field: %s", want)
+	}
+}
+
+// fillAll sets every field reachable from v to a non-zero value.
+func fillAll(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.Struct:
+		if v.Type() == reflect.TypeOf(time.Time{}) {
+			v.Set(reflect.ValueOf(time.Date(2024, 5, 6, 7, 8, 9, 10, time.UTC)))
+			return
+		}
+		for i := range v.NumField() {
+			fillAll(v.Field(i))
+		}
+	case reflect.String:
+		v.SetString("x" + v.Type().Name())
+	case reflect.Bool:
+		v.SetBool(true)
+	case reflect.Uint64:
+		v.SetUint(42)
+	case reflect.Slice:
+		if v.Type() == reflect.TypeOf(json.RawMessage(nil)) {
+			v.SetBytes([]byte(`{"k":"v"}`))
+			return
+		}
+		v.Set(reflect.MakeSlice(v.Type(), 2, 2))
+		for i := range 2 {
+			fillAll(v.Index(i))
+		}
+	default:
+		panic("fillAll: add a case for " + v.Kind().String())
+	}
+}
+
+// FuzzUnmarshalMessage: on any input, the codec agrees with encoding/json,
+// and whatever the fast path accepts, encoding/json reads the same way.
+func FuzzUnmarshalMessage(f *testing.F) {
+	for _, m := range codecSamples() {
+		b, _ := json.Marshal(m)
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		checkDecode(t, data)
+		checkHeaderDecode(t, data)
+	})
+}
+
+// FuzzMarshalMessage: for any texts, marshalMessage writes json.Marshal's
+// bytes and the record reads back as the message.
+func FuzzMarshalMessage(f *testing.F) {
+	f.Add("read", "1\tpackage a\n", "/src/a.go", "note", uint64(3))
+	f.Add("<&>", "\x00\xff\u2028\"\\", "/é", "", uint64(0))
+	f.Fuzz(func(t *testing.T, tool, text, path, note string, seq uint64) {
+		m := &Message{ID: tool + text, Seq: seq, Role: Role(tool), Tool: tool, Model: note,
+			Parts: []Part{{Kind: PartKind(tool), Text: text, SourcePath: path, Name: note}},
+			Meta:  Meta{SourcePaths: []string{path}, Note: note}}
+		want, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := marshalMessage(m)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("marshalMessage:\n got %s (%v)\nwant %s", got, err, want)
+		}
+		checkDecode(t, got)
+	})
+}
+
+// checkHeaderDecode asserts unmarshalHeader agrees with encoding/json on
+// data and reports whether the fast path handled it.
+func checkHeaderDecode(t *testing.T, data []byte) (fast bool) {
+	t.Helper()
+	var want, got, direct Header
+	wantErr := json.Unmarshal(data, &want)
+	gotErr := unmarshalHeader(data, &got)
+	if (wantErr == nil) != (gotErr == nil) {
+		t.Fatalf("%q: error %v, encoding/json says %v", data, gotErr, wantErr)
+	}
+	if wantErr == nil && !reflect.DeepEqual(got, want) {
+		t.Fatalf("%q:\n got %#v\nwant %#v", data, got, want)
+	}
+	d := decoder{data: data}
+	if d.header(&direct) != nil {
+		return false
+	}
+	if wantErr != nil || !reflect.DeepEqual(direct, want) {
+		t.Fatalf("%q: fast path accepted it as %#v; encoding/json: %#v, %v", data, direct, want, wantErr)
+	}
+	return true
+}
+
+func TestHeaderDecodeMatchesEncodingJSON(t *testing.T) {
+	var full Header
+	fillAll(reflect.ValueOf(&full).Elem())
+	samples := []Header{{}, full, {ID: "a", Title: "tab\there <b> \u2028 ✓", Count: 1<<64 - 1,
+		CreatedAt: time.Date(2025, 1, 2, 3, 4, 5, 6, time.FixedZone("", -3600))}}
+	for _, h := range samples {
+		b, err := json.Marshal(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !checkHeaderDecode(t, b) {
+			t.Fatalf("a header in the stored shape missed the fast path: %s", b)
+		}
+	}
+	for _, s := range []string{`{"id":"a","messages":-1}`, `{"ID":"a"}`, `{"title":null}`, `{"id":"a","id":"b"}`,
+		`{"updatedAt":"bad"}`, `{"id":"a"}]`, `{"messages":1.5}`, `{"extra":true}`} {
+		checkHeaderDecode(t, []byte(s))
+	}
+}

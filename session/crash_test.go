@@ -1,0 +1,151 @@
+package session
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+const crashSession = "crash"
+
+// crashMessage is message seq of the crash test: its text says its Seq and
+// it is about 1.5 KB, so a long run overflows a memtable into tables.
+func crashMessage(seq uint64) *Message {
+	m := &Message{Role: RoleTool, Tool: "read", Parts: []Part{{Kind: PartToolResult,
+		Text: fmt.Sprintf("message %d\n%s", seq, strings.Repeat(fmt.Sprintf("line of message %d\n", seq), 64))}}}
+	if seq%5 == 0 {
+		path := fmt.Sprintf("/src/file%d.go", seq%17)
+		m.Parts[0].SourcePath = path
+		m.Meta.SourcePaths = []string{path}
+	}
+	return m
+}
+
+// TestCrashChild is the process TestCrashRecovery kills: it appends in a
+// loop (single messages, small batches and bulk appends) and prints the last
+// Seq each time an append returns.
+func TestCrashChild(t *testing.T) {
+	dir := os.Getenv("SCRIM_CRASH_STORE")
+	if dir == "" {
+		t.Skip("helper process of TestCrashRecovery")
+	}
+	s, err := Open(dir)
+	if err != nil {
+		fmt.Println("open:", err)
+		os.Exit(1)
+	}
+	h, err := s.Get(crashSession)
+	if err != nil {
+		h, err = s.Create(Header{ID: crashSession, Title: "crash"})
+	}
+	if err != nil {
+		fmt.Println("create:", err)
+		os.Exit(1)
+	}
+	next := h.Count + 1
+	deadline := time.Now().Add(2 * time.Minute) // never outlive a lost parent
+	for i := 0; time.Now().Before(deadline); i++ {
+		n := []int{1, 1, 3, 1, 200}[i%5]
+		msgs := make([]*Message, n)
+		for j := range msgs {
+			msgs[j] = crashMessage(next + uint64(j))
+		}
+		if n > 100 {
+			err = s.AppendBulk(crashSession, msgs)
+		} else {
+			err = s.Append(crashSession, msgs...)
+		}
+		if err != nil {
+			fmt.Println("append:", err)
+			os.Exit(1)
+		}
+		next += uint64(n)
+		fmt.Println(next - 1) // unbuffered: the parent sees it at once
+	}
+	os.Exit(0)
+}
+
+// TestCrashRecovery kills a writer with SIGKILL mid-append, three times over
+// the same store: every message whose append returned must come back, and
+// the header's count must equal the messages present.
+func TestCrashRecovery(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns writer processes")
+	}
+	dir := t.TempDir()
+	for round, killAfter := range []uint64{300, 15000, 16000} {
+		reported := runAndKill(t, dir, killAfter)
+		if reported < killAfter {
+			t.Fatalf("round %d: child reported only %d messages", round+1, reported)
+		}
+		s, err := Open(dir)
+		if err != nil {
+			t.Fatalf("round %d: reopen after SIGKILL: %v", round+1, err)
+		}
+		h, err := s.Get(crashSession)
+		if err != nil {
+			t.Fatal(err)
+		}
+		msgs, bad, err := s.Messages(crashSession)
+		s.Close()
+		if err != nil || len(bad) != 0 {
+			t.Fatalf("round %d: %v %v", round+1, err, bad)
+		}
+		if h.Count < reported {
+			t.Fatalf("round %d: header counts %d messages, but appends of %d returned", round+1, h.Count, reported)
+		}
+		if uint64(len(msgs)) != h.Count {
+			t.Fatalf("round %d: header counts %d, %d messages present", round+1, h.Count, len(msgs))
+		}
+		for i := range msgs {
+			want := crashMessage(uint64(i + 1))
+			if msgs[i].Seq != uint64(i+1) || msgs[i].Text() != want.Text() || fmt.Sprint(msgs[i].Meta.SourcePaths) != fmt.Sprint(want.Meta.SourcePaths) {
+				t.Fatalf("round %d: message at %d has seq %d and is not the one appended", round+1, i, msgs[i].Seq)
+			}
+		}
+		t.Logf("round %d: killed after %d reported, %d recovered", round+1, reported, h.Count)
+	}
+}
+
+// runAndKill starts TestCrashChild on dir, SIGKILLs it once it has reported
+// more than killAfter messages in total, and returns the highest Seq it
+// reported (including lines written just before the kill).
+func runAndKill(t *testing.T, dir string, killAfter uint64) uint64 {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$")
+	cmd.Env = append(os.Environ(), "SCRIM_CRASH_STORE="+dir)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var last uint64
+	killed := false
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		seq, err := strconv.ParseUint(sc.Text(), 10, 64)
+		if err != nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("child: %s", sc.Text())
+		}
+		last = seq
+		if !killed && seq >= killAfter {
+			cmd.Process.Signal(syscall.SIGKILL)
+			killed = true
+		}
+	}
+	err = cmd.Wait()
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+		t.Fatalf("child was not killed by SIGKILL: %v", err)
+	}
+	return last
+}

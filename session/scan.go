@@ -1,0 +1,241 @@
+package session
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+// Messages loads all of a session's messages in order, plus the records that
+// could not be decoded (skipped, never fatal).
+func (s *Store) Messages(id string) ([]Message, []DecodeError, error) {
+	return s.Range(id, 1, ^uint64(0))
+}
+
+// parallelMin is the smallest range decoded on several cores.
+const parallelMin = 2048
+
+// Range loads messages with from <= Seq <= to (clamped to the session).
+// Long ranges are decoded on all cores while Badger is read.
+func (s *Store) Range(id string, from, to uint64) ([]Message, []DecodeError, error) {
+	var out []Message
+	var par *parallelDecoder
+	var bad []DecodeError
+	missing, err := s.records(id, from, to, func(first, n uint64) {
+		from = first
+		out = make([]Message, n)
+		if n >= parallelMin {
+			par = newParallelDecoder(id, out, first)
+		}
+	}, func(seq uint64, v []byte) error {
+		if par != nil {
+			par.add(seq, v)
+		} else if err := decodeMessage(id, seq, v, &out[seq-from]); err != nil {
+			bad = append(bad, DecodeError{SessionID: id, Seq: seq, Err: err})
+		}
+		return nil
+	})
+	if par != nil {
+		bad = par.wait()
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	bad = append(bad, missing...)
+	if len(bad) > 0 {
+		// Slots of records that failed or are missing stay zero.
+		out = slices.DeleteFunc(out, func(m Message) bool { return m.Seq == 0 })
+		slices.SortFunc(bad, func(a, b DecodeError) int { return cmpUint(a.Seq, b.Seq) })
+	}
+	return out, bad, nil
+}
+
+func cmpUint(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// Scan streams messages with from <= Seq <= to (clamped to the session) to fn
+// without holding them all; fn must not keep m. Records that cannot be decoded
+// are skipped and returned. An error from fn stops the scan and is returned.
+func (s *Store) Scan(id string, from, to uint64, fn func(m *Message) error) ([]DecodeError, error) {
+	var bad []DecodeError
+	missing, err := s.records(id, from, to, nil, func(seq uint64, v []byte) error {
+		var m Message
+		if err := decodeMessage(id, seq, v, &m); err != nil {
+			bad = append(bad, DecodeError{SessionID: id, Seq: seq, Err: err})
+			return nil
+		}
+		return fn(&m)
+	})
+	bad = append(bad, missing...)
+	slices.SortStableFunc(bad, func(a, b DecodeError) int { return cmpUint(a.Seq, b.Seq) })
+	return bad, err
+}
+
+// records reads one snapshot and hands each raw record to fn (v is valid
+// only during the call). The header's count bounds what is visible, so
+// records written past it by an unfinished bulk append stay hidden. sized,
+// when set, learns the clamped first Seq and the number of records expected.
+// Gaps in the numbering are returned as ErrMissing.
+func (s *Store) records(id string, from, to uint64, sized func(first, n uint64), fn func(seq uint64, v []byte) error) ([]DecodeError, error) {
+	var missed []DecodeError
+	err := s.db.View(func(txn *badger.Txn) error {
+		h, err := getHeader(txn, id)
+		if err != nil {
+			return err
+		}
+		from = max(from, 1)
+		to = min(to, h.Count)
+		if from > to {
+			return nil
+		}
+		if sized != nil {
+			sized(from, to-from+1)
+		}
+		prefix := msgPrefix(id)
+		opts := badger.DefaultIteratorOptions
+		opts.Prefix = prefix
+		// Prefetching starts a goroutine per item to copy its value; the
+		// callback reads values in place instead.
+		opts.PrefetchValues = false
+		it := txn.NewIterator(opts)
+		defer it.Close()
+		end := msgKey(id, to)
+		next := from // the Seq expected next; a jump means records are missing
+		for it.Seek(msgKey(id, from)); it.Valid(); it.Next() {
+			item := it.Item()
+			key := item.Key()
+			if bytes.Compare(key, end) > 0 {
+				break
+			}
+			seq := binary.BigEndian.Uint64(key[len(prefix):])
+			if seq > next {
+				missed = append(missed, missing(id, next, seq-1))
+			}
+			next = seq + 1
+			if err := item.Value(func(v []byte) error { return fn(seq, v) }); err != nil {
+				return err
+			}
+		}
+		if next <= to {
+			missed = append(missed, missing(id, next, to))
+		}
+		return nil
+	})
+	return missed, err
+}
+
+func decodeMessage(id string, seq uint64, v []byte, m *Message) error {
+	if err := unmarshalMessage(v, m); err != nil {
+		*m = Message{}
+		return err
+	}
+	if m.Seq != seq || m.SessionID != id {
+		err := fmt.Errorf("record is for session %q message %d", m.SessionID, m.Seq)
+		*m = Message{}
+		return err
+	}
+	return nil
+}
+
+func missing(id string, from, to uint64) DecodeError {
+	err := ErrMissing
+	if to > from {
+		err = fmt.Errorf("%w (so are messages %d–%d)", ErrMissing, from+1, to)
+	}
+	return DecodeError{SessionID: id, Seq: from, Err: err}
+}
+
+// parallelDecoder decodes records into out[seq-first] on every core while
+// the caller keeps reading. Records are copied into reused batches because
+// Badger's value memory is valid only during its callback.
+type parallelDecoder struct {
+	id    string
+	out   []Message
+	first uint64
+	cur   *recordBatch
+	work  chan *recordBatch
+	free  chan *recordBatch
+	wg    sync.WaitGroup
+	mu    sync.Mutex
+	bad   []DecodeError
+}
+
+type recordBatch struct {
+	seqs []uint64
+	ends []int // record i is buf[ends[i-1]:ends[i]]
+	buf  []byte
+}
+
+const batchRecords = 256
+
+func newParallelDecoder(id string, out []Message, first uint64) *parallelDecoder {
+	n := min(runtime.GOMAXPROCS(0), 8)
+	p := &parallelDecoder{id: id, out: out, first: first,
+		work: make(chan *recordBatch, 2*n), free: make(chan *recordBatch, 3*n)}
+	for range n {
+		p.wg.Add(1)
+		go p.decode()
+	}
+	return p
+}
+
+func (p *parallelDecoder) add(seq uint64, v []byte) {
+	if p.cur == nil {
+		select {
+		case p.cur = <-p.free:
+			p.cur.seqs, p.cur.ends, p.cur.buf = p.cur.seqs[:0], p.cur.ends[:0], p.cur.buf[:0]
+		default:
+			p.cur = &recordBatch{seqs: make([]uint64, 0, batchRecords), ends: make([]int, 0, batchRecords)}
+		}
+	}
+	b := p.cur
+	b.seqs = append(b.seqs, seq)
+	b.buf = append(b.buf, v...)
+	b.ends = append(b.ends, len(b.buf))
+	if len(b.seqs) == batchRecords {
+		p.work <- b
+		p.cur = nil
+	}
+}
+
+func (p *parallelDecoder) decode() {
+	defer p.wg.Done()
+	for b := range p.work {
+		start := 0
+		for i, seq := range b.seqs {
+			v := b.buf[start:b.ends[i]]
+			start = b.ends[i]
+			if err := decodeMessage(p.id, seq, v, &p.out[seq-p.first]); err != nil {
+				p.mu.Lock()
+				p.bad = append(p.bad, DecodeError{SessionID: p.id, Seq: seq, Err: err})
+				p.mu.Unlock()
+			}
+		}
+		select {
+		case p.free <- b:
+		default:
+		}
+	}
+}
+
+// wait decodes what is left and returns the records that failed.
+func (p *parallelDecoder) wait() []DecodeError {
+	if p.cur != nil && len(p.cur.seqs) > 0 {
+		p.work <- p.cur
+	}
+	close(p.work)
+	p.wg.Wait()
+	return p.bad
+}

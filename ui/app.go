@@ -1,0 +1,387 @@
+package ui
+
+import (
+	"io"
+	"os"
+	"runtime/debug"
+	"strconv"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/list"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/term"
+
+	"github.com/scrim-dev/scrim/session"
+)
+
+type focus int
+
+const (
+	focusList focus = iota
+	focusPanes
+	focusPrompt
+)
+
+// narrowWidth: below it the panes do not fit side by side and the session
+// list and the panes take turns.
+const narrowWidth = 100
+
+// Model is the root of the program. It handles global keys first, then hands
+// the key to the dialog, picker, or focused view; it does no I/O itself:
+// every load, build and write is a tea.Cmd whose result names its session.
+type Model struct {
+	c       *common
+	cfg     Config
+	focus   focus
+	list    sessionList
+	tr      *transcript
+	picker  *picker
+	models  []list.Item // the picker's entries, made on first use
+	dialog  dialog
+	chat    *chat
+	counter counter
+	layout  paneLayout // the user's choice; narrow screens never split
+	loaded  bool       // the session list has been read once
+	status  string
+	failed  bool // status is an error
+
+	// background receives the whole-session counting steps, which run beside
+	// the UI; nil means they are returned as ordinary commands. Benchmarks
+	// set it to keep counting out of the latency they measure.
+	background func(tea.Cmd)
+}
+
+// New builds the program for cfg.
+func New(cfg Config) *Model {
+	c := newCommon(cfg)
+	m := &Model{c: c, cfg: cfg, focus: focusPanes, counter: newCounter()}
+	m.tr = newTranscript(c)
+	m.chat = newChat(c)
+	m.list = newSessionList(c, m.badge)
+	return m
+}
+
+// Run starts the program on in and out and blocks until the user quits.
+// When out is not a terminal (a pipe, a test) nothing reports its size, so
+// the layout is $COLUMNS×$LINES, else 80×24.
+func Run(cfg Config, in io.Reader, out io.Writer) error {
+	softMemoryLimit()
+	m := New(cfg)
+	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithInput(in), tea.WithOutput(out))
+	if f, ok := out.(*os.File); !ok || !term.IsTerminal(f.Fd()) {
+		go p.Send(tea.WindowSizeMsg{Width: envInt("COLUMNS", 80), Height: envInt("LINES", 24)})
+	}
+	_, err := p.Run()
+	m.chat.stop()
+	return err
+}
+
+// memoryLimit bounds the heap the TUI lets grow before collecting: counting
+// a big session makes garbage fast, and by default the heap may double the
+// live set (mostly the store's caches) before the collector runs.
+const memoryLimit = 160 << 20
+
+// softMemoryLimit sets memoryLimit unless the user set GOMEMLIMIT. It is
+// soft: a bigger live set only makes the collector run more often.
+func softMemoryLimit() {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(memoryLimit)
+	}
+}
+
+func envInt(name string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
+		return n
+	}
+	return def
+}
+
+type sessionsMsg struct {
+	headers []session.Header
+	err     error
+}
+
+func (m *Model) loadSessions() tea.Cmd {
+	st := m.c.store
+	return func() tea.Msg {
+		hs, _, err := st.List()
+		return sessionsMsg{headers: hs, err: err}
+	}
+}
+
+func (m *Model) Init() tea.Cmd { return m.loadSessions() }
+
+// badge is the session list's "N redacted" for the active model.
+func (m *Model) badge(h session.Header) string {
+	c := m.counter.get(countKey{h.ID, m.c.model})
+	switch {
+	case h.Count == 0:
+		return ""
+	case c == nil:
+		return "counting…"
+	case c.upto < h.Count:
+		return "counting " + plural(len(c.redacted), "redacted", "redacted") + "…"
+	}
+	return plural(len(c.redacted), "redacted", "redacted")
+}
+
+func (m *Model) setStatus(s string, failed bool) { m.status, m.failed = s, failed }
+
+// Update is Bubble Tea's update: cheap state changes only.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	var cmds []tea.Cmd
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.c.width, m.c.height = msg.Width, msg.Height
+	case tea.KeyMsg:
+		cmd, quit := m.key(msg)
+		if quit {
+			m.chat.stop()
+			return m, tea.Quit
+		}
+		cmds = append(cmds, cmd)
+	case sessionsMsg:
+		cmds = append(cmds, m.gotSessions(msg))
+	case openedMsg:
+		m.opened(msg)
+	case pageMsg:
+		m.tr.addPage(msg)
+	case rebuildMsg:
+		m.tr.applyRebuild(msg)
+	case countsMsg:
+		m.counter.take(msg)
+		m.syncRedacted()
+	case explainMsg:
+		if msg.sid == m.tr.sid && msg.model == m.c.model {
+			m.dialog = &explainDialog{c: m.c, em: msg}
+		}
+	case renamedMsg:
+		if msg.err != nil {
+			m.setStatus("rename failed: "+oneLine(msg.err), true)
+		} else {
+			m.setStatus("renamed", false)
+		}
+		cmds = append(cmds, m.loadSessions())
+	case deletedMsg:
+		cmds = append(cmds, m.deleted(msg))
+	case chatDeltaMsg:
+		if msg.sid == m.chat.sid && m.chat.note(msg.delta) && msg.sid == m.tr.sid {
+			cmds = append(cmds, m.refresh())
+		}
+		cmds = append(cmds, waitChat(msg.sid, m.chat.model, msg.events))
+	case grownMsg:
+		m.tr.grow(msg)
+	case chatDoneMsg:
+		cmds = append(cmds, m.chatDone(msg))
+	default:
+		// list internals (filter results, …): to the picker when open
+		if m.picker != nil {
+			cmds = append(cmds, m.picker.passThrough(msg))
+		} else {
+			cmds = append(cmds, m.list.update(msg), m.syncOpen())
+		}
+	}
+	m.resize()
+	cmds = append(cmds, m.tr.fetch(), m.tr.rebuildStale())
+	if c := m.counter.next(m.c.store, m.c.pol, m.c.model, m.countJobs()); c != nil {
+		if m.background != nil {
+			m.background(c)
+		} else {
+			cmds = append(cmds, c)
+		}
+	}
+	return m, tea.Batch(cmds...)
+}
+
+func oneLine(err error) string {
+	return inertLine(strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", " "))
+}
+
+func (m *Model) gotSessions(msg sessionsMsg) tea.Cmd {
+	if msg.err != nil {
+		m.setStatus("cannot list sessions: "+oneLine(msg.err), true)
+		return nil
+	}
+	first := !m.loaded
+	m.loaded = true
+	if first && m.c.model == "" {
+		switch {
+		case len(msg.headers) > 0 && msg.headers[0].LastModel != "":
+			m.c.model = msg.headers[0].LastModel
+		case len(m.cfg.Models) > 0:
+			m.c.model = m.cfg.Models[0].ID
+		}
+	}
+	cmd := m.list.setSessions(msg.headers)
+	if len(msg.headers) == 0 {
+		m.focus = focusList
+	}
+	// The open session grew (chat, another process): show the new messages.
+	var grow tea.Cmd
+	for _, h := range msg.headers {
+		if h.ID == m.tr.sid && h.Count > m.tr.count && m.tr.count > 0 {
+			grow = m.refresh()
+		}
+	}
+	return tea.Batch(cmd, grow, m.syncOpen())
+}
+
+// syncOpen opens the session selected in the list, if it is not open yet.
+func (m *Model) syncOpen() tea.Cmd {
+	h, ok := m.list.selected()
+	if !ok {
+		// A filter that matches nothing keeps the open session on screen;
+		// an empty store has none.
+		if len(m.list.l.Items()) == 0 && m.tr.sid != "" {
+			m.tr.reset("")
+		}
+		return nil
+	}
+	if h.ID == m.tr.sid {
+		return nil
+	}
+	m.tr.reset(h.ID)
+	m.tr.title = h.Title
+	return openSession(m.c.store, m.c.pol, h.ID, m.tr.gen, m.c.model)
+}
+
+func (m *Model) opened(msg openedMsg) {
+	t := m.tr
+	if msg.sid != t.sid || msg.gen != t.gen {
+		return
+	}
+	if msg.err != nil {
+		m.setStatus("cannot open session: "+oneLine(msg.err), true)
+		return
+	}
+	t.count, t.title = msg.head.Count, msg.head.Title
+	for _, pm := range msg.pages {
+		t.addPage(pm)
+	}
+	m.syncRedacted()
+	t.end()
+}
+
+// syncRedacted hands the transcript the counted redactions for the open
+// session and the active model.
+func (m *Model) syncRedacted() {
+	var seqs []uint64
+	if c := m.counter.get(countKey{m.tr.sid, m.c.model}); c != nil {
+		seqs = c.redacted
+	}
+	m.tr.setRedacted(seqs)
+}
+
+// countJobs is what to count, most wanted first: the open session, then the
+// list in order.
+func (m *Model) countJobs() []countJob {
+	jobs := []countJob{}
+	if m.tr.sid != "" && m.tr.count > 0 {
+		jobs = append(jobs, countJob{m.tr.sid, m.tr.count})
+	}
+	for _, h := range m.list.headers() {
+		jobs = append(jobs, countJob{h.ID, h.Count})
+	}
+	return jobs
+}
+
+// setModel makes model active: the sent pane is rebuilt for it (in a Cmd),
+// the counts switch to its own.
+func (m *Model) setModel(model string) tea.Cmd {
+	if model == m.c.model {
+		return nil
+	}
+	m.c.model = model
+	m.setStatus("", false)
+	m.syncRedacted()
+	if m.tr.hide {
+		m.tr.setHide(true)
+	}
+	return nil // Update's rebuildStale rebuilds the sent pane for model
+}
+
+// grownMsg is the open session's header read again after messages were
+// added to it.
+type grownMsg struct {
+	sid  string
+	gen  int
+	head session.Header
+}
+
+func (m *Model) refresh() tea.Cmd {
+	st, sid, gen := m.c.store, m.tr.sid, m.tr.gen
+	return func() tea.Msg {
+		h, err := st.Get(sid)
+		if err != nil {
+			return nil
+		}
+		return grownMsg{sid: sid, gen: gen, head: h}
+	}
+}
+
+func (m *Model) deleted(msg deletedMsg) tea.Cmd {
+	if msg.err != nil {
+		m.setStatus("delete failed: "+oneLine(msg.err), true)
+		return m.loadSessions()
+	}
+	m.counter.forget(msg.sid)
+	if msg.sid == m.tr.sid {
+		m.tr.reset("")
+	}
+	m.setStatus("session deleted", false)
+	return m.loadSessions()
+}
+
+func (m *Model) chatDone(msg chatDoneMsg) tea.Cmd {
+	if msg.sid != m.chat.sid {
+		return nil
+	}
+	m.chat.sending = false
+	if msg.err != nil {
+		m.chat.err = oneLine(msg.err)
+	} else {
+		m.chat.reply.Reset()
+	}
+	return m.loadSessions()
+}
+
+// typing reports whether a text field has the keys: then q and ctrl+c do
+// not quit.
+func (m *Model) typing() bool {
+	switch {
+	case m.dialog != nil:
+		return m.dialog.typing()
+	case m.picker != nil:
+		return m.picker.typing()
+	case m.focus == focusPrompt:
+		return true
+	}
+	return m.list.typing()
+}
+
+func (m *Model) narrow() bool { return m.c.width < narrowWidth }
+
+// shortHelp is the focused view's keys for the footer.
+func (m *Model) shortHelp() []key.Binding {
+	switch {
+	case m.dialog != nil:
+		return m.dialog.ShortHelp()
+	case m.picker != nil:
+		return m.picker.ShortHelp()
+	case m.focus == focusPrompt:
+		return m.chat.ShortHelp()
+	case m.loaded && len(m.list.l.Items()) == 0:
+		return []key.Binding{m.c.keys.Quit, m.c.keys.Help}
+	case m.focus == focusList:
+		return m.list.ShortHelp()
+	}
+	return m.panesShortHelp()
+}
+
+func (m *Model) fullHelp() [][]key.Binding {
+	if m.focus == focusList {
+		return m.list.FullHelp()
+	}
+	return m.panesFullHelp()
+}

@@ -1,0 +1,329 @@
+package ui
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/scrim-dev/scrim/session"
+)
+
+// The benchmarks share one store with one 100,000-message session, built
+// once per test binary run (it takes a while) and removed by TestMain.
+const bigN = 100_000
+
+var big struct {
+	once sync.Once
+	dir  string
+	st   *session.Store
+	sid  string
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if big.st != nil {
+		big.st.Close()
+	}
+	if big.dir != "" {
+		os.RemoveAll(big.dir)
+	}
+	os.Exit(code)
+}
+
+// bigStore opens the benchmarks' store, first building it in a child
+// process (TestMakeBigStore): this process then holds only what opening
+// and reading it costs, which is what the memory figures are about.
+func bigStore(b *testing.B) (*session.Store, string) {
+	big.once.Do(func() {
+		dir, err := os.MkdirTemp("", "scrim-bench-")
+		if err != nil {
+			b.Fatal(err)
+		}
+		big.dir = dir
+		cmd := exec.Command(os.Args[0], "-test.run", "^TestMakeBigStore$", "-test.count", "1")
+		cmd.Env = append(os.Environ(), "SCRIM_BIG_STORE="+dir)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("build the benchmark store: %v\n%s", err, out)
+		}
+		st, err := session.Open(filepath.Join(dir, "store"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		hs, _, err := st.List()
+		if err != nil || len(hs) != 1 || hs[0].Count != bigN {
+			b.Fatalf("benchmark store: %v %v", hs, err)
+		}
+		big.st, big.sid = st, hs[0].ID
+	})
+	if big.st == nil {
+		b.Fatal("the benchmark store could not be built")
+	}
+	return big.st, big.sid
+}
+
+// feed runs cmd as the program would (in another goroutine, not timed by
+// the caller) and hands its results to Update, except the background
+// counting, which the program runs beside the UI, not in front of it.
+func feed(m *Model, cmd tea.Cmd) {
+	if cmd == nil {
+		return
+	}
+	switch msg := cmd().(type) {
+	case nil, tea.QuitMsg:
+	case tea.BatchMsg:
+		for _, c := range msg {
+			feed(m, c)
+		}
+	default:
+		_, next := m.Update(msg)
+		feed(m, next)
+	}
+}
+
+// openBig opens the big session in a fresh program sized w×h and returns
+// when the first frame is drawn.
+func openBig(b *testing.B, model string) *Model {
+	st, _ := bigStore(b)
+	cfg := fixtureConfig(b, st, model)
+	m := New(cfg)
+	// Counting is held back (the program runs it beside the UI); countAll
+	// runs it when a benchmark needs the counts.
+	m.background = func(tea.Cmd) { m.counter.busy = false }
+	m.Update(tea.WindowSizeMsg{Width: 160, Height: 45})
+	_, cmd := m.Update(m.Init()())
+	feed(m, cmd)
+	_ = m.View()
+	return m
+}
+
+// countAll runs the whole-session count to the end, as the program does
+// beside the UI.
+func countAll(m *Model, each func()) {
+	for {
+		c := m.counter.next(m.c.store, m.c.pol, m.c.model, m.countJobs())
+		if c == nil {
+			return
+		}
+		m.Update(c())
+		each()
+	}
+}
+
+// BenchmarkOpenToFirstFrame: list the store, open the 100,000-message
+// session (header, last and first page, runner.Build of both), draw.
+func BenchmarkOpenToFirstFrame(b *testing.B) {
+	bigStore(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		m := openBig(b, "demo/limited")
+		if m.tr.count != bigN || !strings.Contains(m.View(), "Sent to demo/limited") {
+			b.Fatal("the session did not open")
+		}
+	}
+}
+
+// step times one key's Update and View; page loads it asks for run after
+// the clock stops (the program runs them off the UI goroutine) and their
+// results are handed to Update before the next step.
+func step(b *testing.B, m *Model, k tea.KeyMsg, sp *spread) {
+	sp.start()
+	_, cmd := m.Update(k)
+	_ = m.View()
+	sp.stop()
+	b.StopTimer()
+	feed(m, cmd)
+	b.StartTimer()
+}
+
+// spread keeps every timed step's wall time and, where the OS tells, the
+// CPU time of the thread that ran it (the benchmark goroutine is locked to
+// its thread), so a step that waited for a core on a loaded machine can be
+// told from a step that worked long.
+type spread struct {
+	wall, cpu []time.Duration
+	t0        time.Time
+	c0        int64
+}
+
+func newSpread() *spread {
+	runtime.LockOSThread()
+	return &spread{}
+}
+
+func (s *spread) start() {
+	s.c0, _ = threadCPU()
+	s.t0 = time.Now()
+}
+
+func (s *spread) stop() {
+	s.wall = append(s.wall, time.Since(s.t0))
+	if c, ok := threadCPU(); ok {
+		s.cpu = append(s.cpu, time.Duration(c-s.c0))
+	}
+}
+
+// report adds the 99th percentile and the slowest of the timed steps: the
+// speed targets are about every step, not the average.
+func (s *spread) report(b *testing.B) {
+	defer runtime.UnlockOSThread()
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	if len(s.wall) > 0 {
+		slices.Sort(s.wall)
+		b.ReportMetric(ms(s.wall[len(s.wall)*99/100]), "p99-ms")
+		b.ReportMetric(ms(s.wall[len(s.wall)-1]), "max-ms")
+	}
+	if len(s.cpu) > 0 {
+		slices.Sort(s.cpu)
+		b.ReportMetric(ms(s.cpu[len(s.cpu)-1]), "max-cpu-ms")
+	}
+}
+
+// BenchmarkScroll: one scroll step (Update + View) on the open 100,000-
+// message session, for each kind of step. worst-ms is the slowest step.
+func BenchmarkScroll(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		keys []string // cycled
+	}{
+		{"j", []string{"j"}},
+		{"k", []string{"k"}},
+		{"pgdn", []string{"pgdown"}},
+		{"pgup", []string{"pgup"}},
+		{"n", []string{"n"}},
+		{"top_bottom", []string{"g", "G"}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			m := openBig(b, "demo/limited")
+			if c.name == "n" {
+				countAll(m, func() {})
+			}
+			if c.name == "j" || c.name == "pgdn" || c.name == "n" {
+				feed(m, func() tea.Msg { return keyMsg("g") })
+			}
+			b.ReportAllocs()
+			sp := newSpread()
+			i := 0
+			for b.Loop() {
+				step(b, m, keyMsg(c.keys[i%len(c.keys)]), sp)
+				i++
+			}
+			sp.report(b)
+		})
+	}
+}
+
+// BenchmarkFirstScrollAfterOpen: the first step after opening, and a jump
+// to the top right after opening.
+func BenchmarkFirstScrollAfterOpen(b *testing.B) {
+	for _, k := range []string{"k", "g", "pgup"} {
+		b.Run(k, func(b *testing.B) {
+			bigStore(b)
+			b.ReportAllocs()
+			sp := newSpread()
+			for b.Loop() {
+				b.StopTimer()
+				m := openBig(b, "demo/limited")
+				b.StartTimer()
+				step(b, m, keyMsg(k), sp)
+			}
+			sp.report(b)
+		})
+	}
+}
+
+// BenchmarkModelSwitch: from enter in the picker to the recomputed frame:
+// Update, runner.Build of the loaded pages (in the Cmd), Update with the
+// result, View.
+func BenchmarkModelSwitch(b *testing.B) {
+	m := openBig(b, "demo/limited")
+	models := []string{"demo/trusted", "demo/limited"}
+	b.ReportAllocs()
+	sp := newSpread()
+	i := 0
+	for b.Loop() {
+		b.StopTimer()
+		m.picker = newPicker(m.c, modelItems(m.c, m.cfg.Models))
+		for j, it := range m.picker.l.Items() {
+			if it.(modelItem).id == models[i%2] {
+				m.picker.l.Select(j)
+			}
+		}
+		b.StartTimer()
+		sp.start()
+		_, cmd := m.Update(keyMsg("enter"))
+		feed(m, cmd) // the rebuild runs in this thread here: its CPU is counted
+		v := m.View()
+		sp.stop()
+		if !strings.Contains(v, "Sent to "+models[i%2]) || strings.Contains(v, "computing what") {
+			b.Fatalf("frame not recomputed for %s", models[i%2])
+		}
+		i++
+	}
+	sp.report(b)
+}
+
+// BenchmarkPeakMemory opens the session, counts it whole (streaming), and
+// pages through a tenth of it; it reports the peak Go heap and the peak
+// resident size of the process since the store was built (Linux).
+func BenchmarkPeakMemory(b *testing.B) {
+	bigStore(b)
+	softMemoryLimit() // as Run does
+	runtime.GC()
+	resetPeakRSS()
+	var peakHeap uint64
+	sample := func() {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		peakHeap = max(peakHeap, ms.HeapInuse)
+	}
+	for b.Loop() {
+		m := openBig(b, "demo/limited")
+		// the whole-session count, as the program runs it
+		countAll(m, sample)
+		feed(m, func() tea.Msg { return keyMsg("g") })
+		for i := 0; i < bigN/10/8; i++ {
+			_, cmd := m.Update(keyMsg("pgdown"))
+			feed(m, cmd)
+			if i%50 == 0 {
+				sample()
+			}
+		}
+		if c := m.counter.get(countKey{m.tr.sid, m.c.model}); c == nil || c.upto != bigN {
+			b.Fatal("the count did not finish")
+		}
+	}
+	b.ReportMetric(float64(peakHeap)/(1<<20), "peak-heap-MB")
+	if rss := peakRSS(); rss > 0 {
+		b.ReportMetric(float64(rss)/(1<<20), "peak-RSS-MB")
+	}
+}
+
+// resetPeakRSS restarts the kernel's high-water mark of resident memory, so
+// the peak excludes building the store.
+func resetPeakRSS() { _ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
+
+func peakRSS() uint64 {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			kb, _ := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}

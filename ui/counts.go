@@ -1,0 +1,154 @@
+package ui
+
+import (
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/scrim-dev/scrim/policy"
+	"github.com/scrim-dev/scrim/runner"
+	"github.com/scrim-dev/scrim/session"
+)
+
+// countChunk is how many messages one counting step streams from the store:
+// small enough that a step's garbage (decoded messages, their redacted copy
+// and prompt) keeps the heap flat, large enough that a 100,000-message
+// session takes about a hundred steps.
+const countChunk = 1024
+
+// countKey names a whole-session count: a session seen by a model.
+type countKey struct{ sid, model string }
+
+// counts are whole-session figures for one model, computed by streaming the
+// session through runner.Build in chunks. They grow as chunks arrive; new
+// messages are counted on top (upto says how far they go).
+type counts struct {
+	upto     uint64   // Seqs 1..upto are counted
+	redacted []uint64 // Seqs of messages with at least one placeholder
+	denied   map[string]struct{}
+	unknown  int // tool results of unknown source
+	sent     int // messages that are sent (events are not)
+}
+
+// countsMsg is one counted chunk.
+type countsMsg struct {
+	key      countKey
+	from, to uint64
+	redacted []uint64
+	denied   []string
+	unknown  int
+	sent     int
+	err      error
+}
+
+func countStep(st *session.Store, pol *policy.Policy, key countKey, from, to uint64) tea.Cmd {
+	return func() tea.Msg {
+		msgs := make([]session.Message, 0, min(to-from+1, countChunk))
+		_, err := st.Scan(key.sid, from, to, func(m *session.Message) error {
+			msgs = append(msgs, *m)
+			return nil
+		})
+		out := countsMsg{key: key, from: from, to: to, err: err}
+		if err != nil {
+			return out
+		}
+		req := runner.Build(msgs, key.sid, key.model, pol)
+		for i := range req.History {
+			if countRedacted(&req.History[i]) > 0 {
+				out.redacted = append(out.redacted, req.History[i].Seq)
+			}
+		}
+		for _, d := range req.Report.DeniedPaths {
+			out.denied = append(out.denied, d.Path)
+		}
+		out.unknown, out.sent = req.Report.UnknownSource, req.Report.Messages
+		return out
+	}
+}
+
+// counter runs one counting step at a time: the open session first, then
+// the listed sessions, for the active model. Results are kept per model,
+// so switching back to a model shows its figures at once.
+type counter struct {
+	results map[countKey]*counts
+	failed  map[countKey]bool // a step failed: not retried until the session reloads
+	busy    bool
+	version int // bumped whenever a figure changes
+}
+
+func newCounter() counter {
+	return counter{results: map[countKey]*counts{}, failed: map[countKey]bool{}}
+}
+
+func (k *counter) get(key countKey) *counts { return k.results[key] }
+
+// take merges a chunk when it continues what is counted; anything else (a
+// session that changed underneath, a deleted one) is dropped.
+func (k *counter) take(cm countsMsg) {
+	k.busy = false
+	k.version++
+	if cm.err != nil {
+		k.failed[cm.key] = true
+		return
+	}
+	c := k.results[cm.key]
+	if c == nil {
+		if cm.from != 1 {
+			return
+		}
+		c = &counts{denied: map[string]struct{}{}}
+		k.results[cm.key] = c
+	}
+	if cm.from != c.upto+1 {
+		return
+	}
+	c.upto = cm.to
+	c.redacted = append(c.redacted, cm.redacted...)
+	for _, p := range cm.denied {
+		c.denied[p] = struct{}{}
+	}
+	c.unknown += cm.unknown
+	c.sent += cm.sent
+}
+
+// next starts the next counting step, if any is due: jobs are (session,
+// message count) pairs in priority order.
+func (k *counter) next(st *session.Store, pol *policy.Policy, model string, jobs []countJob) tea.Cmd {
+	if k.busy || st == nil {
+		return nil
+	}
+	for _, j := range jobs {
+		key := countKey{j.sid, model}
+		if k.failed[key] {
+			continue
+		}
+		var upto uint64
+		if c := k.results[key]; c != nil {
+			upto = c.upto
+		}
+		if upto >= j.count {
+			continue
+		}
+		k.busy = true
+		return countStep(st, pol, key, upto+1, min(upto+countChunk, j.count))
+	}
+	return nil
+}
+
+// forget drops a session's counts (deleted, or rewritten by an import).
+func (k *counter) forget(sid string) {
+	k.version++
+	for key := range k.results {
+		if key.sid == sid {
+			delete(k.results, key)
+		}
+	}
+	for key := range k.failed {
+		if key.sid == sid {
+			delete(k.failed, key)
+		}
+	}
+}
+
+type countJob struct {
+	sid   string
+	count uint64
+}

@@ -1,0 +1,14 @@
+package ui
+
+import "golang.org/x/sys/unix"
+
+// threadCPU is the CPU time the calling OS thread has used. On a shared,
+// loaded machine a step's wall time includes the time the thread waited for
+// a core; its CPU time is the work the step itself did.
+func threadCPU() (ns int64, ok bool) {
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_THREAD, &ru); err != nil {
+		return 0, false
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano(), true
+}

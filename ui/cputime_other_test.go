@@ -1,0 +1,5 @@
+//go:build !linux
+
+package ui
+
+func threadCPU() (ns int64, ok bool) { return 0, false }

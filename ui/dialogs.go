@@ -1,0 +1,298 @@
+package ui
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/cursor"
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/textinput"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+
+	"github.com/scrim-dev/scrim/policy"
+	"github.com/scrim-dev/scrim/session"
+)
+
+// dialog is a box over the main area that takes every key while open.
+type dialog interface {
+	update(msg tea.KeyMsg) (closed bool, cmd tea.Cmd)
+	view(width, height int) string
+	typing() bool
+	ShortHelp() []key.Binding
+}
+
+func (c *common) box(title string, body []string, width int) string {
+	w := min(width-4, 84)
+	content := c.st.DialogTitle.Render(title) + "\n\n" + strings.Join(body, "\n")
+	return c.st.Dialog.Width(w - 2).Render(content)
+}
+
+// --- explain ---
+
+// explainMsg is the policy's answer for each sourcePath of a message, worked
+// out in a tea.Cmd because deciding a path resolves symlinks (I/O).
+type explainMsg struct {
+	sid   string
+	seq   uint64
+	model string
+	msg   session.Message
+	exps  []policy.Explanation
+}
+
+func explain(pol *policy.Policy, sid string, m session.Message, model string) tea.Cmd {
+	return func() tea.Msg {
+		out := explainMsg{sid: sid, seq: m.Seq, model: model, msg: m}
+		for _, p := range m.Meta.SourcePaths {
+			out.exps = append(out.exps, pol.Explain(model, p))
+		}
+		return out
+	}
+}
+
+type explainDialog struct {
+	c    *common
+	em   explainMsg
+	off  int
+	rows int
+}
+
+func (d *explainDialog) lines(width int) []string {
+	st, m := d.c.st, &d.em.msg
+	t, rule := d.c.pol.TierFor(d.em.model)
+	ruleText := "(no [[models]] rule matches: the default tier)"
+	if rule != nil {
+		ruleText = "(rule match = " + strconv.Quote(inertLine(rule.Match)) + ", policy line " + strconv.Itoa(rule.Line) + ")"
+	}
+	out := []string{
+		inertLine(d.em.model) + " maps to " + st.tierBadge(t) + " " + ruleText,
+		"Policy " + inertLine(d.c.pol.File),
+		"",
+	}
+	switch {
+	case m.Role == session.RoleEvent:
+		return append(out, "An event: shown in the stored history, never sent to a model.")
+	case m.Meta.SourcePaths == nil && m.Role == session.RoleTool:
+		return append(out,
+			st.Unknown.wrap("? Unknown source.")+" This tool result carries no sourcePaths, so scrim cannot",
+			"check it against the policy: it is sent as stored. (bash and webfetch output is",
+			"never attributed to files, whatever the command read.)")
+	case m.Meta.SourcePaths == nil:
+		return append(out, "No file content (no sourcePaths): sent as stored.")
+	}
+	out = append(out, "Each source path, the decision for tier "+inertLine(t.Label)+" and what decided it:", "")
+	for _, e := range d.em.exps {
+		mark, k, verdict := "✓ ", st.User, "allowed"
+		if !e.Decision.Allowed {
+			mark, k, verdict = "✗ ", st.Err, "denied"
+		}
+		out = append(out, k.wrap(mark+verdict)+"  "+inertLine(e.Decision.Path))
+		why := "    " + inertLine(e.Decision.Reason)
+		if e.Decision.Line > 0 {
+			why += " (policy line " + strconv.Itoa(e.Decision.Line) + ")"
+		}
+		out = append(out, st.Muted.Render(why))
+	}
+	return out
+}
+
+func (d *explainDialog) update(msg tea.KeyMsg) (bool, tea.Cmd) {
+	k := d.c.keys
+	switch {
+	case key.Matches(msg, k.Down):
+		d.off++
+	case key.Matches(msg, k.Up):
+		d.off = max(d.off-1, 0)
+	case key.Matches(msg, k.Close), key.Matches(msg, k.Explain), msg.String() == "q", msg.Type == tea.KeyCtrlC, msg.Type == tea.KeyEnter:
+		return true, nil
+	}
+	return false, nil
+}
+
+func (d *explainDialog) view(width, height int) string {
+	w := min(width-4, 84)
+	all := d.lines(w - 4)
+	room := max(height-6, 3)
+	d.off = min(d.off, max(len(all)-room, 0))
+	shown := all[d.off:min(len(all), d.off+room)]
+	if rest := len(all) - d.off - len(shown); rest > 0 {
+		shown = append(shown, d.c.st.Muted.Render("… "+strconv.Itoa(rest)+" more lines (↓/j)"))
+	}
+	title := "Explain #" + strconv.FormatUint(d.em.seq, 10) + " · " + string(d.em.msg.Role)
+	if d.em.msg.Tool != "" {
+		title += " " + inertLine(d.em.msg.Tool)
+	}
+	return d.c.box(title, wrapBlock(shown, w-4), width)
+}
+
+// wrapBlock wraps lines that may hold styles to width (dialogs only: these
+// lines are short and few).
+func wrapBlock(lines []string, width int) []string {
+	out := make([]string, 0, len(lines))
+	for _, l := range lines {
+		out = append(out, strings.Split(lipgloss.NewStyle().Width(width).Render(l), "\n")...)
+	}
+	return out
+}
+
+func (d *explainDialog) typing() bool { return false }
+
+func (d *explainDialog) ShortHelp() []key.Binding {
+	k := d.c.keys
+	return []key.Binding{k.Down, k.Up, k.Close}
+}
+
+// --- help ---
+
+type helpDialog struct {
+	c      *common
+	groups [][]key.Binding
+}
+
+func (d *helpDialog) update(msg tea.KeyMsg) (bool, tea.Cmd) {
+	switch {
+	case key.Matches(msg, d.c.keys.Help), key.Matches(msg, d.c.keys.Close), msg.String() == "q", msg.Type == tea.KeyCtrlC:
+		return true, nil
+	}
+	return false, nil
+}
+
+func (d *helpDialog) view(width, _ int) string {
+	st := d.c.st
+	var cols []string
+	total := 0
+	for _, g := range d.groups {
+		kw := 0
+		for _, b := range g {
+			kw = max(kw, textWidth(b.Help().Key))
+		}
+		var rows []string
+		for _, b := range g {
+			if b.Enabled() {
+				rows = append(rows, st.Key.Render(padTo(b.Help().Key, kw))+"  "+st.KeyDesc.Render(b.Help().Desc))
+			}
+		}
+		col := strings.Join(rows, "\n")
+		cols = append(cols, col)
+		total += lipgloss.Width(col) + 4
+	}
+	w := min(width-4, 84)
+	body := strings.Join(cols, "\n\n")
+	if total-4 <= w-4 {
+		body = lipgloss.JoinHorizontal(lipgloss.Top, joinCols(cols)...)
+	}
+	return d.c.box("Keys", []string{body, "", st.Muted.Render("? or esc closes this help")}, width)
+}
+
+func joinCols(cols []string) []string {
+	out := make([]string, 0, 2*len(cols))
+	for i, c := range cols {
+		if i > 0 {
+			out = append(out, "    ")
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+func (d *helpDialog) typing() bool { return false }
+
+func (d *helpDialog) ShortHelp() []key.Binding { return []key.Binding{d.c.keys.Help, d.c.keys.Close} }
+
+// --- rename ---
+
+type renamedMsg struct {
+	sid string
+	err error
+}
+
+type renameDialog struct {
+	c     *common
+	sid   string
+	input textinput.Model
+}
+
+func newRenameDialog(c *common, h session.Header) *renameDialog {
+	in := textinput.New()
+	in.Prompt = "title: "
+	in.SetValue(h.Title)
+	in.CharLimit = 200
+	in.Cursor.SetMode(cursor.CursorStatic)
+	in.Focus()
+	return &renameDialog{c: c, sid: h.ID, input: in}
+}
+
+func (d *renameDialog) update(msg tea.KeyMsg) (bool, tea.Cmd) {
+	switch {
+	case msg.Type == tea.KeyEsc, msg.Type == tea.KeyCtrlC:
+		return true, nil
+	case msg.Type == tea.KeyEnter:
+		title := strings.TrimSpace(d.input.Value())
+		if title == "" {
+			return false, nil
+		}
+		st, sid := d.c.store, d.sid
+		return true, func() tea.Msg { return renamedMsg{sid: sid, err: st.Rename(sid, title)} }
+	}
+	var cmd tea.Cmd
+	d.input, cmd = d.input.Update(msg)
+	return false, cmd
+}
+
+func (d *renameDialog) view(width, _ int) string {
+	d.input.Width = min(width-4, 84) - 12
+	return d.c.box("Rename session "+shortID(d.sid), []string{d.input.View(), "", d.c.st.Muted.Render("enter saves · esc cancels")}, width)
+}
+
+func (d *renameDialog) typing() bool { return true }
+
+func (d *renameDialog) ShortHelp() []key.Binding {
+	return []key.Binding{
+		key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "save")),
+		key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel")),
+	}
+}
+
+// --- delete ---
+
+type deletedMsg struct {
+	sid string
+	err error
+}
+
+type deleteDialog struct {
+	c *common
+	h session.Header
+}
+
+func (d *deleteDialog) update(msg tea.KeyMsg) (bool, tea.Cmd) {
+	k := d.c.keys
+	switch {
+	case key.Matches(msg, k.Confirm):
+		st, sid := d.c.store, d.h.ID
+		return true, func() tea.Msg { return deletedMsg{sid: sid, err: st.Delete(sid)} }
+	case key.Matches(msg, k.Refuse), msg.String() == "q", msg.Type == tea.KeyCtrlC:
+		return true, nil
+	}
+	return false, nil
+}
+
+func (d *deleteDialog) view(width, _ int) string {
+	title := inertLine(d.h.Title)
+	if title == "" {
+		title = shortID(d.h.ID)
+	}
+	body := []string{
+		"Delete " + strconv.Quote(title) + " (" + plural(int(d.h.Count), "message", "messages") + ") from the store?",
+		"This cannot be undone.",
+		"",
+		d.c.st.Key.Render("y") + " delete   " + d.c.st.Key.Render("n/esc") + " keep it",
+	}
+	return d.c.box("Delete session", body, width)
+}
+
+func (d *deleteDialog) typing() bool { return false }
+
+func (d *deleteDialog) ShortHelp() []key.Binding {
+	return []key.Binding{d.c.keys.Confirm, d.c.keys.Refuse}
+}

@@ -1,0 +1,309 @@
+package ui
+
+import (
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/scrim-dev/scrim/policy"
+	"github.com/scrim-dev/scrim/runner"
+	"github.com/scrim-dev/scrim/session"
+)
+
+// A session is never loaded whole: messages come in pages of pageSize
+// around the viewport, and at most maxPages stay in memory.
+const (
+	pageSize = 64
+	maxPages = 40
+)
+
+// entry is one message of a loaded page, with what the active model is sent
+// of it and its rendered rows (a cache keyed by rowKey).
+type entry struct {
+	seq  uint64
+	msg  *session.Message // nil: the stored record could not be decoded
+	sent *session.Message // from runner.Build for page.model; nil for events
+	rows []string
+	key  rowKey
+}
+
+// rowKey is everything a message's rendering depends on besides the message.
+type rowKey struct {
+	width  int
+	layout paneLayout
+	model  string
+	built  bool
+}
+
+type page struct {
+	idx     uint64
+	stored  []session.Message // as loaded; entries point into it
+	entries []entry           // entries[i].seq == idx*pageSize+i+1
+	model   string            // model the sent side was built for
+	used    uint64            // last use, for eviction
+}
+
+func pageOf(seq uint64) uint64 { return (seq - 1) / pageSize }
+
+func pageBounds(idx, count uint64) (first, last uint64) {
+	first = idx*pageSize + 1
+	last = min(first+pageSize-1, count)
+	return first, last
+}
+
+// newPage lays loaded messages out by Seq; a Seq the store could not decode
+// keeps an entry without a message, so rows never shift.
+func newPage(idx, count uint64, stored, hist []session.Message, model string) *page {
+	first, last := pageBounds(idx, count)
+	p := &page{idx: idx, stored: stored}
+	if last >= first {
+		p.entries = make([]entry, last-first+1)
+	}
+	for i := range p.entries {
+		p.entries[i].seq = first + uint64(i)
+	}
+	for i := range stored {
+		if s := stored[i].Seq; s >= first && s <= last {
+			p.entries[s-first].msg = &stored[i]
+		}
+	}
+	p.setSent(hist, model)
+	return p
+}
+
+// setSent pairs Build's history (events dropped, order kept) with the
+// stored messages by Seq, and drops rendered rows.
+func (p *page) setSent(hist []session.Message, model string) {
+	j := 0
+	for i := range p.entries {
+		e := &p.entries[i]
+		e.sent, e.rows = nil, nil
+		if e.msg == nil || e.msg.Role == session.RoleEvent {
+			continue
+		}
+		for j < len(hist) && hist[j].Seq < e.seq {
+			j++
+		}
+		if j < len(hist) && hist[j].Seq == e.seq {
+			e.sent = &hist[j]
+			j++
+		}
+	}
+	p.model = model
+}
+
+// pageMsg brings a loaded page; sid and gen say which session (and which
+// load of it) it belongs to, so a late page never lands in another session.
+type pageMsg struct {
+	sid   string
+	gen   int
+	idx   uint64
+	model string
+	msgs  []session.Message
+	hist  []session.Message
+	err   error
+}
+
+// loadPage reads one page and builds what model is sent of it: through
+// runner.Build, the function that makes real requests.
+func loadPage(st *session.Store, pol *policy.Policy, sid string, gen int, idx uint64, model string) tea.Cmd {
+	return func() tea.Msg {
+		return readPage(st, pol, sid, gen, idx, model)
+	}
+}
+
+func readPage(st *session.Store, pol *policy.Policy, sid string, gen int, idx uint64, model string) pageMsg {
+	first := idx*pageSize + 1
+	msgs, _, err := st.Range(sid, first, first+pageSize-1)
+	pm := pageMsg{sid: sid, gen: gen, idx: idx, model: model, msgs: msgs, err: err}
+	if err == nil {
+		pm.hist = runner.Build(msgs, sid, model, pol).History
+	}
+	return pm
+}
+
+// rebuildMsg brings, after a model switch, what the new model is sent of
+// each loaded page.
+type rebuildMsg struct {
+	sid   string
+	gen   int
+	model string
+	hists map[uint64][]session.Message
+}
+
+func rebuild(pol *policy.Policy, sid string, gen int, model string, pages map[uint64][]session.Message) tea.Cmd {
+	return func() tea.Msg {
+		out := rebuildMsg{sid: sid, gen: gen, model: model, hists: make(map[uint64][]session.Message, len(pages))}
+		for idx, msgs := range pages {
+			out.hists[idx] = runner.Build(msgs, sid, model, pol).History
+		}
+		return out
+	}
+}
+
+// openedMsg is a session's header with its last and first pages: enough for
+// the first frame (the end of the session) and for a jump to the top.
+type openedMsg struct {
+	sid   string
+	gen   int
+	head  session.Header
+	pages []pageMsg
+	err   error
+}
+
+func openSession(st *session.Store, pol *policy.Policy, sid string, gen int, model string) tea.Cmd {
+	return func() tea.Msg {
+		h, err := st.Get(sid)
+		if err != nil {
+			return openedMsg{sid: sid, gen: gen, err: err}
+		}
+		out := openedMsg{sid: sid, gen: gen, head: h}
+		if h.Count == 0 {
+			return out
+		}
+		lastIdx := pageOf(h.Count)
+		out.pages = append(out.pages, readPage(st, pol, sid, gen, lastIdx, model))
+		if lastIdx > 0 {
+			out.pages = append(out.pages, readPage(st, pol, sid, gen, 0, model))
+		}
+		return out
+	}
+}
+
+// grow takes a longer header of the open session: the short last page is
+// read again, loads in flight are dropped (they may predate the new
+// messages), and a view that was at the end follows the new end.
+func (t *transcript) grow(g grownMsg) {
+	if g.sid != t.sid || g.gen != t.gen || g.head.Count <= t.count {
+		return
+	}
+	last, _ := t.last()
+	atEnd := t.sel == 0 || t.sel == last
+	if t.count > 0 {
+		delete(t.pages, pageOf(t.count))
+	}
+	t.count, t.title = g.head.Count, g.head.Title
+	t.gen++
+	t.loading = map[uint64]bool{}
+	t.building = ""
+	if atEnd && !t.hide {
+		t.follow = true
+		t.end()
+	}
+}
+
+// --- loading ---
+
+// fetch asks for the pages the screen needs, and their neighbours, so that
+// scrolling on rarely waits; it also forgets far pages.
+func (t *transcript) fetch() tea.Cmd {
+	if t.empty() {
+		return nil
+	}
+	first, last := t.visible()
+	if first == 0 {
+		return nil
+	}
+	want := []uint64{}
+	for idx := pageOf(first); idx <= pageOf(last); idx++ {
+		want = append(want, idx)
+	}
+	if p := pageOf(first); p > 0 {
+		want = append(want, p-1)
+	}
+	if p := pageOf(last); p < pageOf(t.count) {
+		want = append(want, p+1)
+	}
+	if t.hide {
+		// Changed messages can be far apart: also their pages.
+		s := last
+		for i := 0; i < 4; i++ {
+			nx, ok := t.next(s)
+			if !ok {
+				break
+			}
+			want, s = append(want, pageOf(nx)), nx
+		}
+	}
+	var cmds []tea.Cmd
+	for _, idx := range want {
+		if t.pages[idx] == nil && !t.loading[idx] {
+			t.loading[idx] = true
+			cmds = append(cmds, loadPage(t.c.store, t.c.pol, t.sid, t.gen, idx, t.c.model))
+		}
+	}
+	t.evict(pageOf(first), pageOf(last))
+	return tea.Batch(cmds...)
+}
+
+// evict drops the least recently used pages beyond maxPages, never the
+// pages on screen.
+func (t *transcript) evict(lo, hi uint64) {
+	for len(t.pages) > maxPages {
+		var victim *page
+		for idx, p := range t.pages {
+			if idx >= lo && idx <= hi {
+				continue
+			}
+			if victim == nil || p.used < victim.used {
+				victim = p
+			}
+		}
+		if victim == nil {
+			return
+		}
+		delete(t.pages, victim.idx)
+	}
+}
+
+// addPage stores a loaded page if it still belongs here.
+func (t *transcript) addPage(pm pageMsg) {
+	if pm.sid != t.sid || pm.gen != t.gen {
+		return
+	}
+	delete(t.loading, pm.idx)
+	if pm.err != nil {
+		return
+	}
+	t.pages[pm.idx] = newPage(pm.idx, t.count, pm.msgs, pm.hist, pm.model)
+	if t.follow {
+		t.end()
+	}
+	t.clampEnd()
+}
+
+// rebuildStale starts building, for the active model, the sent side of
+// loaded pages built for another model (after a switch, or pages that were
+// loading during one); one rebuild at a time.
+func (t *transcript) rebuildStale() tea.Cmd {
+	if t.sid == "" || t.building == t.c.model {
+		return nil
+	}
+	stale := map[uint64][]session.Message{}
+	for idx, p := range t.pages {
+		if p.model != t.c.model {
+			stale[idx] = p.stored
+		}
+	}
+	if len(stale) == 0 {
+		return nil
+	}
+	t.building = t.c.model
+	return rebuild(t.c.pol, t.sid, t.gen, t.c.model, stale)
+}
+
+func (t *transcript) applyRebuild(rm rebuildMsg) {
+	if rm.sid != t.sid || rm.gen != t.gen {
+		return
+	}
+	if t.building == rm.model {
+		t.building = ""
+	}
+	if rm.model != t.c.model {
+		return
+	}
+	for idx, hist := range rm.hists {
+		if p := t.pages[idx]; p != nil {
+			p.setSent(hist, rm.model)
+		}
+	}
+	t.clampEnd()
+}

@@ -1,0 +1,157 @@
+package ui
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/cursor"
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/list"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+)
+
+type modelItem struct {
+	id, note string
+	tierLine string // the badge, rendered once
+}
+
+func (i modelItem) FilterValue() string { return i.id + " " + i.note }
+
+type modelDelegate struct{ c *common }
+
+func (d modelDelegate) Height() int                         { return 1 }
+func (d modelDelegate) Spacing() int                        { return 0 }
+func (d modelDelegate) Update(tea.Msg, *list.Model) tea.Cmd { return nil }
+
+func (d modelDelegate) Render(w io.Writer, m list.Model, index int, item list.Item) {
+	it, ok := item.(modelItem)
+	if !ok {
+		return
+	}
+	mark, idStyle := "  ", d.c.st.Title.UnsetBold()
+	if index == m.Index() {
+		mark, idStyle = d.c.st.Selected.wrap("▌")+" ", d.c.st.FocusTitle
+	}
+	note := inertLine(it.note)
+	if it.id == d.c.model && it.note != "active" {
+		note += " · active"
+	}
+	// Columns: model ID, tier badge, note.
+	idW := max(m.Width()/2, 12)
+	id := ansi.Truncate(inertLine(it.id), idW, "…")
+	badge := it.tierLine + spaces(max(18-lipgloss.Width(it.tierLine), 0))
+	row := mark + idStyle.Render(id) + spaces(idW-lipgloss.Width(id)) + "  " + badge + " " + d.c.st.Muted.Render(note)
+	fmt.Fprint(w, ansi.Truncate(row, m.Width(), "…"))
+}
+
+// picker chooses the active model among configured and catalogue models,
+// each shown with the tier it maps to under the policy.
+type picker struct {
+	c *common
+	l list.Model
+}
+
+// modelItems makes the picker's entries once: a model's tier depends only
+// on the policy, and catalogues list a thousand models or more.
+func modelItems(c *common, choices []ModelChoice) []list.Item {
+	items := make([]list.Item, 0, len(choices))
+	for _, ch := range choices {
+		items = append(items, modelItem{id: ch.ID, note: ch.Note, tierLine: c.st.tierBadge(tierOf(c, ch.ID))})
+	}
+	return items
+}
+
+// newPicker opens on the active model; one typed in by hand (not among the
+// choices) is added for this opening.
+func newPicker(c *common, choices []list.Item) *picker {
+	items, sel := choices, -1
+	for i, it := range items {
+		if it.(modelItem).id == c.model {
+			sel = i
+		}
+	}
+	if sel < 0 && c.model != "" {
+		items = append(append(make([]list.Item, 0, len(choices)+1), choices...),
+			modelItem{id: c.model, note: "active", tierLine: c.st.tierBadge(tierOf(c, c.model))})
+		sel = len(items) - 1
+	}
+	l := list.New(items, modelDelegate{c: c}, 60, 12)
+	l.Title = "Switch model: what is sent follows its tier"
+	l.KeyMap = c.keys.listKeys()
+	l.DisableQuitKeybindings()
+	l.SetShowHelp(false)
+	l.SetStatusBarItemName("model", "models")
+	l.FilterInput.Cursor.SetMode(cursor.CursorStatic)
+	l.Styles.TitleBar = lipgloss.NewStyle().Padding(0, 0, 1, 0)
+	l.Styles.Title = c.st.DialogTitle
+	l.Styles.StatusBar = c.st.Muted.Padding(0, 0, 1, 0)
+	l.Select(max(sel, 0))
+	return &picker{c: c, l: l}
+}
+
+// update handles a key; it returns the chosen model when one is chosen and
+// closed when the picker is done (chosen or cancelled).
+func (p *picker) update(msg tea.KeyMsg) (chosen string, closed bool, cmd tea.Cmd) {
+	k := p.c.keys
+	if p.l.SettingFilter() {
+		switch {
+		case msg.Type == tea.KeyCtrlC:
+			p.l.ResetFilter()
+			return "", false, nil
+		case key.Matches(msg, k.Choose):
+			// enter while filtering chooses the highlighted match; with no
+			// match, text that looks like a model ID is taken as one.
+			if it, ok := p.l.SelectedItem().(modelItem); ok && len(p.l.VisibleItems()) > 0 {
+				return it.id, true, nil
+			}
+			if v := strings.TrimSpace(p.l.FilterValue()); strings.Contains(v, "/") && !strings.ContainsAny(v, " \t") {
+				return v, true, nil
+			}
+		}
+		p.l, cmd = p.l.Update(msg)
+		return "", false, cmd
+	}
+	switch {
+	case key.Matches(msg, k.Choose):
+		if it, ok := p.l.SelectedItem().(modelItem); ok {
+			return it.id, true, nil
+		}
+	case key.Matches(msg, k.Close), msg.String() == "q", msg.Type == tea.KeyCtrlC:
+		if p.l.IsFiltered() && msg.Type == tea.KeyEsc {
+			p.l.ResetFilter()
+			return "", false, nil
+		}
+		return "", true, nil
+	}
+	p.l, cmd = p.l.Update(msg)
+	return "", false, cmd
+}
+
+// passThrough hands the list its non-key messages (filter results).
+func (p *picker) passThrough(msg tea.Msg) tea.Cmd {
+	var cmd tea.Cmd
+	p.l, cmd = p.l.Update(msg)
+	return cmd
+}
+
+func (p *picker) typing() bool { return p.l.SettingFilter() }
+
+func (p *picker) view(width, height int) string {
+	w := min(width-4, 76)
+	h := min(height-2, len(p.l.Items())+9)
+	p.l.SetSize(w-4, max(h-2, 5))
+	return p.c.st.Dialog.Width(w - 2).Render(p.l.View())
+}
+
+func (p *picker) ShortHelp() []key.Binding {
+	k := p.c.keys
+	if p.typing() {
+		return []key.Binding{k.Choose, key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear filter"))}
+	}
+	return []key.Binding{k.Up, k.Down, k.Choose, key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")), k.Close}
+}
+
+func (p *picker) FullHelp() [][]key.Binding { return [][]key.Binding{p.ShortHelp()} }

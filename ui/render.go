@@ -1,0 +1,185 @@
+package ui
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/scrim-dev/scrim/session"
+)
+
+// inertText prepares stored text for a pane: Inert makes it harmless, CRLF
+// line ends become plain newlines, and tabs become four spaces (a pane
+// cannot follow the terminal's tab stops once text is wrapped and padded).
+func inertText(s string) string {
+	if strings.Contains(s, "\r\n") {
+		s = strings.ReplaceAll(s, "\r\n", "\n")
+	}
+	s = Inert(s)
+	if strings.IndexByte(s, '\t') >= 0 {
+		s = strings.ReplaceAll(s, "\t", "    ")
+	}
+	return s
+}
+
+// inertLine is Inert for one-line fields (titles, paths, model IDs): line
+// breaks and tabs become visible too, so a title cannot break the layout.
+func inertLine(s string) string {
+	s = Inert(s)
+	if strings.ContainsAny(s, "\n\t") {
+		s = strings.NewReplacer("\n", "\u2424", "\t", "\u2409").Replace(s)
+	}
+	return s
+}
+
+// maxPathLines is how many sourcePaths a message row lists; `e` shows all.
+const maxPathLines = 3
+
+// sideView is what one pane shows of one message.
+type sideView struct {
+	msg    *session.Message // nil: not sent (an event) or not computed yet
+	sent   bool             // the right-hand (sent) pane
+	denied map[string]bool  // stored side: paths whose parts the active model does not get
+	whole  bool             // stored side: the whole message is withheld
+	tier   string           // label of the active model's tier
+	note   string           // replaces the body (not sent, still computing, cannot decode)
+}
+
+// renderSide lays out one message for one pane of the given width.
+func (s *styles) renderSide(v sideView, seq uint64, base *session.Message, width int, loc *time.Location) []line {
+	var segs []seg
+	segs = s.headerSegs(segs, v, seq, base, loc)
+	segs = append(segs, seg{text: "\n"})
+	if v.note != "" {
+		segs = append(segs, seg{text: v.note, ink: s.Event})
+		return wrapSegs(segs, width)
+	}
+	m := v.msg
+	segs = s.pathSegs(segs, v, m)
+	segs = s.bodySegs(segs, v, m)
+	return wrapSegs(segs, width)
+}
+
+// headerSegs: "#12 tool read · 10:04:05" and the badges that say, in words,
+// what happened to the message.
+func (s *styles) headerSegs(segs []seg, v sideView, seq uint64, base *session.Message, loc *time.Location) []seg {
+	role := string(base.Role)
+	k := s.roleInk(base.Role)
+	if base.Tool != "" {
+		role += " " + inertLine(base.Tool)
+	}
+	segs = append(segs,
+		seg{text: "#" + strconv.FormatUint(seq, 10) + " ", ink: s.Dim},
+		seg{text: role, ink: k},
+	)
+	if !base.CreatedAt.IsZero() {
+		segs = append(segs, seg{text: " · " + base.CreatedAt.In(loc).Format("Jan 2 15:04:05"), ink: s.Dim})
+	}
+	if base.IsError {
+		segs = append(segs, seg{text: " · error", ink: s.Err})
+	}
+	switch {
+	case v.note != "":
+	case base.Role == session.RoleTool && base.Meta.SourcePaths == nil:
+		segs = append(segs, seg{text: " · ? unknown source", ink: s.Unknown})
+	case v.sent && countRedacted(v.msg) > 0:
+		n := countRedacted(v.msg)
+		segs = append(segs, seg{text: " · ◆ " + plural(n, "placeholder", "placeholders"), ink: s.Unknown})
+	case !v.sent && (v.whole || len(v.denied) > 0):
+		segs = append(segs, seg{text: " · ✗ withheld from tier " + inertLine(v.tier), ink: s.Err})
+	}
+	return segs
+}
+
+func (s *styles) roleInk(r session.Role) ink {
+	switch r {
+	case session.RoleUser:
+		return s.User
+	case session.RoleAssistant:
+		return s.Assistant
+	case session.RoleTool:
+		return s.Tool
+	case session.RoleEvent:
+		return s.Event
+	}
+	return s.System
+}
+
+func (s *styles) pathSegs(segs []seg, v sideView, m *session.Message) []seg {
+	paths := m.Meta.SourcePaths
+	for i, p := range paths {
+		if i == maxPathLines {
+			segs = append(segs, seg{text: "└ … " + strconv.Itoa(len(paths)-i) + " more (e explains all)\n", ink: s.Path})
+			break
+		}
+		k, mark := s.Path, "└ "
+		if v.whole || v.denied[p] {
+			k, mark = s.Err, "└ ✗ "
+		}
+		segs = append(segs, seg{text: mark + inertLine(p) + "\n", ink: k})
+	}
+	return segs
+}
+
+func (s *styles) bodySegs(segs []seg, v sideView, m *session.Message) []seg {
+	if m.Role == session.RoleEvent {
+		return append(segs, seg{text: inertText(m.Text()), ink: s.Event})
+	}
+	for i := range m.Parts {
+		pt := &m.Parts[i]
+		if i > 0 {
+			segs = append(segs, seg{text: "\n"})
+		}
+		switch {
+		case pt.Kind == session.PartToolCall:
+			segs = append(segs, seg{text: "→ " + inertLine(pt.Name) + " " + inertText(string(pt.Input)), ink: s.Call})
+		case pt.Redacted:
+			// Only Part.Redacted makes a placeholder: text that merely looks
+			// like one (a file quoting it) is drawn as ordinary text.
+			segs = append(segs, seg{text: inertText(pt.Text), ink: s.Placeholder})
+		case !v.sent && (v.whole || pt.SourcePath != "" && v.denied[pt.SourcePath]):
+			segs = append(segs, seg{text: inertText(pt.Text), ink: s.Denied})
+		case m.IsError:
+			segs = append(segs, seg{text: inertText(pt.Text), ink: s.Err})
+		default:
+			segs = append(segs, seg{text: inertText(pt.Text)})
+		}
+	}
+	return segs
+}
+
+func countRedacted(m *session.Message) int {
+	if m == nil {
+		return 0
+	}
+	n := 0
+	for i := range m.Parts {
+		if m.Parts[i].Redacted {
+			n++
+		}
+	}
+	return n
+}
+
+// withheld derives, from what is sent, which stored content the model does
+// not get: the paths of its placeholders, or the whole message when the
+// stored message is attributed as a whole.
+func withheld(stored, sent *session.Message) (paths map[string]bool, whole bool) {
+	if sent == nil || countRedacted(sent) == 0 {
+		return nil, false
+	}
+	paths = map[string]bool{}
+	for i := range sent.Parts {
+		if sent.Parts[i].Redacted {
+			paths[sent.Parts[i].SourcePath] = true
+		}
+	}
+	return paths, !stored.Attributed()
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}

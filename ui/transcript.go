@@ -1,0 +1,302 @@
+package ui
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/scrim-dev/scrim/session"
+)
+
+// paneLayout is which panes the transcript shows.
+type paneLayout int
+
+const (
+	layoutSplit paneLayout = iota // stored | sent, side by side
+	layoutSent
+	layoutStored
+)
+
+// anchor is the first visible line: a message and a line within it. Heights
+// of messages above it are never needed, so scrolling a 100,000-message
+// session costs what the visible rows cost.
+type anchor struct {
+	seq uint64
+	off int
+}
+
+// transcript is the aligned stored | sent view of one session: one row
+// block per message, both panes wrapped to their width, scrolled together.
+type transcript struct {
+	c     *common
+	sid   string
+	title string
+	count uint64 // messages 1..count
+	gen   int    // bumped on every (re)open, to drop late pages
+
+	pages   map[uint64]*page
+	loading map[uint64]bool
+	clock   uint64
+
+	top    anchor
+	sel    uint64 // the current message (gutter mark; n/N, e act on it)
+	hide   bool   // show only messages the active model does not get as stored
+	layout paneLayout
+
+	redacted []uint64 // Seqs with a placeholder for the active model (from counts)
+	follow   bool     // keep the end in view as messages arrive (chat)
+	building string   // model a rebuild of the sent side is running for
+
+	width, height int // rows area, without the pane titles
+}
+
+func newTranscript(c *common) *transcript {
+	return &transcript{c: c, pages: map[uint64]*page{}, loading: map[uint64]bool{}}
+}
+
+// reset empties the transcript for session sid (or none).
+func (t *transcript) reset(sid string) {
+	t.sid, t.title, t.count = sid, "", 0
+	t.gen++
+	t.pages = map[uint64]*page{}
+	t.loading = map[uint64]bool{}
+	t.top, t.sel = anchor{}, 0
+	t.redacted = nil
+	t.follow, t.building = false, ""
+}
+
+// setSize lays the transcript out for w×h rows area and a pane layout.
+// When that changes, every height changes: the current message is kept in
+// view (at the end, the end stays in view).
+func (t *transcript) setSize(w, h int, layout paneLayout) {
+	w, h = max(w, 10), max(h, 1)
+	changed := w != t.width || h != t.height || layout != t.layout
+	last, _ := t.last()
+	atEnd := t.sel != 0 && t.sel == last
+	t.width, t.height, t.layout = w, h, layout
+	switch {
+	case !changed || t.empty() || t.sel == 0:
+		t.clampEnd()
+	case atEnd:
+		t.end()
+	default:
+		t.reveal(t.sel)
+	}
+}
+
+// reveal scrolls as little as possible to bring seq's start, and as much of
+// it as fits, into view.
+func (t *transcript) reveal(seq uint64) {
+	pos, ok := t.relPos(seq)
+	switch {
+	case !ok || pos < 0:
+		t.jump(seq)
+	case pos+t.heightOf(seq) > t.height:
+		t.scrollDown(min(pos+t.heightOf(seq)-t.height, pos))
+	default:
+		t.clampEnd()
+	}
+}
+
+func (t *transcript) empty() bool { return t.sid == "" || t.count == 0 }
+
+// --- the visible sequence of messages (all, or only the changed ones) ---
+
+func (t *transcript) first() (uint64, bool) {
+	if t.hide {
+		if len(t.redacted) == 0 {
+			return 0, false
+		}
+		return t.redacted[0], true
+	}
+	return 1, t.count > 0
+}
+
+func (t *transcript) last() (uint64, bool) {
+	if t.hide {
+		if len(t.redacted) == 0 {
+			return 0, false
+		}
+		return t.redacted[len(t.redacted)-1], true
+	}
+	return t.count, t.count > 0
+}
+
+func (t *transcript) next(seq uint64) (uint64, bool) {
+	if t.hide {
+		i := sort.Search(len(t.redacted), func(i int) bool { return t.redacted[i] > seq })
+		if i == len(t.redacted) {
+			return 0, false
+		}
+		return t.redacted[i], true
+	}
+	return seq + 1, seq < t.count
+}
+
+func (t *transcript) prev(seq uint64) (uint64, bool) {
+	if t.hide {
+		i := sort.Search(len(t.redacted), func(i int) bool { return t.redacted[i] >= seq })
+		if i == 0 {
+			return 0, false
+		}
+		return t.redacted[i-1], true
+	}
+	return seq - 1, seq > 1
+}
+
+// --- rows and heights ---
+
+func (t *transcript) entry(seq uint64) (*page, *entry) {
+	p := t.pages[pageOf(seq)]
+	if p == nil {
+		return nil, nil
+	}
+	i := seq - p.idx*pageSize - 1
+	if i >= uint64(len(p.entries)) {
+		return p, nil
+	}
+	t.clock++
+	p.used = t.clock
+	return p, &p.entries[i]
+}
+
+// rows is a message's rendered lines (both panes, without the selection
+// gutter), from the cache when the key still holds.
+func (t *transcript) rows(seq uint64) []string {
+	p, e := t.entry(seq)
+	if e == nil {
+		return []string{t.c.st.Dim.wrap(padTo("#"+strconv.FormatUint(seq, 10)+" loading…", t.width-1))}
+	}
+	key := rowKey{width: t.width, layout: t.layout, model: t.c.model, built: p.model == t.c.model}
+	if e.rows == nil || e.key != key {
+		e.rows, e.key = t.render(e, key.built), key
+	}
+	return e.rows
+}
+
+func (t *transcript) heightOf(seq uint64) int { return len(t.rows(seq)) }
+
+func padTo(s string, w int) string {
+	if n := textWidth(s); n < w {
+		return s + spaces(w-n)
+	}
+	return s
+}
+
+// paneWidths splits the row width (minus the gutter) between the panes.
+func (t *transcript) paneWidths() (left, right int) {
+	inner := t.width - 1
+	switch t.layout {
+	case layoutStored:
+		return inner, 0
+	case layoutSent:
+		return 0, inner
+	}
+	left = (inner - 3) / 2
+	return left, inner - 3 - left
+}
+
+func (t *transcript) render(e *entry, built bool) []string {
+	lw, rw := t.paneWidths()
+	st, loc, tier := t.c.st, t.c.loc, t.c.tierLabel()
+	if e.msg == nil {
+		note := "#" + strconv.FormatUint(e.seq, 10) + " cannot be decoded: left out of what is shown and sent"
+		return joinSides(st, wrapSegs([]seg{{text: note, ink: st.Err}}, max(lw, 1)), lw, wrapSegs([]seg{{text: note, ink: st.Err}}, max(rw, 1)), rw)
+	}
+	var left, right []line
+	if lw > 0 {
+		v := sideView{msg: e.msg, tier: tier}
+		if built {
+			v.denied, v.whole = withheld(e.msg, e.sent)
+		}
+		left = st.renderSide(v, e.seq, e.msg, lw, loc)
+	}
+	if rw > 0 {
+		v := sideView{msg: e.sent, sent: true, tier: tier}
+		switch {
+		case e.msg.Role == session.RoleEvent:
+			v.note = "not sent: events stay in the stored history only"
+		case !built:
+			v.note = "computing what " + inertLine(t.c.model) + " is sent…"
+		case e.sent == nil:
+			v.note = "missing from the request"
+		}
+		right = st.renderSide(v, e.seq, e.msg, rw, loc)
+	}
+	return joinSides(st, left, lw, right, rw)
+}
+
+// joinSides puts the panes' lines side by side, padding the shorter one, so
+// both panes of a message start and end on the same rows.
+func joinSides(st *styles, left []line, lw int, right []line, rw int) []string {
+	n := max(len(left), len(right))
+	out := make([]string, n)
+	for i := range out {
+		var b strings.Builder
+		if lw > 0 {
+			if i < len(left) {
+				b.WriteString(left[i].render(lw))
+			} else {
+				b.WriteString(spaces(lw))
+			}
+		}
+		if lw > 0 && rw > 0 {
+			b.WriteString(st.sep)
+		}
+		if rw > 0 {
+			if i < len(right) {
+				b.WriteString(right[i].render(rw))
+			} else {
+				b.WriteString(spaces(rw))
+			}
+		}
+		out[i] = b.String()
+	}
+	return out
+}
+
+// --- view ---
+
+// view is the visible rows, each with the selection gutter.
+func (t *transcript) view() []string {
+	out := make([]string, 0, t.height)
+	if t.top.seq == 0 {
+		return out
+	}
+	seq, off := t.top.seq, t.top.off
+	for len(out) < t.height {
+		rows := t.rows(seq)
+		g := " "
+		if seq == t.sel {
+			g = t.c.st.Selected.wrap("▌")
+		}
+		for _, r := range rows[min(off, len(rows)):] {
+			if len(out) == t.height {
+				break
+			}
+			out = append(out, g+r)
+		}
+		nx, ok := t.next(seq)
+		if !ok {
+			break
+		}
+		seq, off = nx, 0
+	}
+	return out
+}
+
+// visible is the first and last message with a row on screen.
+func (t *transcript) visible() (first, last uint64) {
+	if t.top.seq == 0 {
+		return 0, 0
+	}
+	seq, rows := t.top.seq, t.heightOf(t.top.seq)-t.top.off
+	for rows < t.height {
+		nx, ok := t.next(seq)
+		if !ok {
+			break
+		}
+		seq, rows = nx, rows+t.heightOf(nx)
+	}
+	return t.top.seq, seq
+}

@@ -1,0 +1,284 @@
+package ui
+
+import (
+	"strings"
+	"testing"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/scrim-dev/scrim/runner"
+	"github.com/scrim-dev/scrim/session"
+)
+
+// ready returns a model on the fixture store, sized and with everything
+// loaded and counted.
+func ready(t *testing.T, model string, w, h int) *Model {
+	t.Helper()
+	m := fixtureModel(t, model)
+	drive(m, m.Init()())
+	drive(m, tea.WindowSizeMsg{Width: w, Height: h})
+	return m
+}
+
+// rightPane is the text of the sent pane's rows on screen.
+func rightPane(m *Model) string {
+	var b strings.Builder
+	for _, r := range m.tr.view() {
+		if i := strings.Index(r, " │ "); i >= 0 {
+			b.WriteString(r[i+len(" │ "):])
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+func TestChoosingAModelRebuildsTheSentPane(t *testing.T) {
+	m := ready(t, "demo/trusted", 120, 40)
+	if got := rightPane(m); strings.Contains(got, "[Content from") || !strings.Contains(got, "sk-demo-4f9a2c") {
+		t.Fatalf("trusted should see the .env line and no placeholder:\n%s", got)
+	}
+	// m opens the picker on the active model (trusted, first); j moves to
+	// limited, enter chooses it.
+	drive(m, keys("m", "j", "enter")...)
+	if m.picker != nil {
+		t.Fatal("the picker is still open after enter")
+	}
+	if m.c.model != "demo/limited" {
+		t.Fatalf("active model %q, want demo/limited", m.c.model)
+	}
+	got := rightPane(m)
+	if !strings.Contains(got, `[Content from /demo/.env filtered`) || strings.Contains(got, "sk-demo-4f9a2c") {
+		t.Fatalf("limited should see a placeholder instead of the .env line:\n%s", got)
+	}
+	if !strings.Contains(m.paneTitles(), "Sent to demo/limited · tier limited") {
+		t.Fatalf("pane title: %q", m.paneTitles())
+	}
+	if !strings.Contains(m.statusLine(), "2 of 9 messages redacted") {
+		t.Fatalf("status: %q", m.statusLine())
+	}
+	// Switching back shows the stored text again: nothing was changed.
+	drive(m, keys("m", "k", "enter")...)
+	if got := rightPane(m); strings.Contains(got, "[Content from") || !strings.Contains(got, "sk-demo-4f9a2c") {
+		t.Fatalf("back on trusted the text should be back:\n%s", got)
+	}
+}
+
+func TestTypingAModelIDInThePickerFilter(t *testing.T) {
+	m := ready(t, "demo/trusted", 120, 40)
+	drive(m, keys("m", "/")...)
+	for _, r := range "ollama/llama3" {
+		drive(m, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})
+	}
+	drive(m, keyMsg("enter"))
+	if m.c.model != "ollama/llama3" {
+		t.Fatalf("active model %q, want the typed ollama/llama3", m.c.model)
+	}
+	// No rule matches: the default tier (public) reads docs only.
+	if got := rightPane(m); !strings.Contains(got, `tier "public" does not have read access`) {
+		t.Fatalf("want public placeholders:\n%s", got)
+	}
+}
+
+func TestNextRedaction(t *testing.T) {
+	m := ready(t, "demo/limited", 120, 40)
+	steps := []struct {
+		key      string
+		sel      uint64
+		position string
+	}{
+		{"g", 1, ""},
+		{"n", 3, "redaction 1/2"},
+		{"n", 5, "redaction 2/2"},
+		{"n", 3, "redaction 1/2"}, // wraps around
+		{"N", 5, "redaction 2/2"},
+		{"N", 3, "redaction 1/2"},
+	}
+	for _, s := range steps {
+		drive(m, keyMsg(s.key))
+		if m.tr.sel != s.sel {
+			t.Fatalf("after %s: current message #%d, want #%d", s.key, m.tr.sel, s.sel)
+		}
+		if s.position != "" && !strings.Contains(m.statusLine(), s.position) {
+			t.Fatalf("after %s: status %q lacks %q", s.key, m.statusLine(), s.position)
+		}
+		if pos, ok := m.tr.relPos(s.sel); !ok || pos < 0 || pos >= m.tr.height {
+			t.Fatalf("after %s: #%d is not on screen (row %d, %v)", s.key, s.sel, pos, ok)
+		}
+	}
+}
+
+func TestQInTheFilterTypesQ(t *testing.T) {
+	m := ready(t, "demo/limited", 120, 40)
+	drive(m, keys("/", "q", "u")...)
+	if !m.list.typing() {
+		t.Fatal("the filter should still have focus")
+	}
+	if got := m.list.l.FilterValue(); got != "qu" {
+		t.Fatalf("filter text %q, want qu", got)
+	}
+	// The same key quits once the filter is closed.
+	drive(m, keyMsg("esc"))
+	_, cmd := m.Update(keyMsg("q"))
+	if cmd == nil {
+		t.Fatal("q outside the filter should quit")
+	}
+	if _, ok := cmd().(tea.BatchMsg); ok {
+		t.Fatal("q outside the filter should return tea.Quit, got a batch")
+	}
+}
+
+func TestCtrlCWhileTypingDoesNotQuit(t *testing.T) {
+	m := ready(t, "demo/limited", 120, 40)
+	drive(m, keyMsg("i"))
+	for _, r := range "hello" {
+		drive(m, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})
+	}
+	_, cmd := m.Update(keyMsg("ctrl+c"))
+	if cmd != nil {
+		if _, quit := cmd().(tea.QuitMsg); quit {
+			t.Fatal("ctrl+c in the prompt quit the program")
+		}
+	}
+	if m.chat.input.Value() != "" || m.focus != focusPrompt {
+		t.Fatalf("ctrl+c should clear the line first: %q, focus %d", m.chat.input.Value(), m.focus)
+	}
+}
+
+func TestHideUnchanged(t *testing.T) {
+	m := ready(t, "demo/limited", 120, 40)
+	drive(m, keyMsg("u"))
+	var seqs []string
+	for _, r := range m.tr.view() {
+		if i := strings.Index(r, "#"); i >= 0 && i < 4 {
+			seqs = append(seqs, strings.Fields(r[i:])[0])
+		}
+	}
+	if strings.Join(seqs, " ") != "#3 #5" {
+		t.Fatalf("with u only the redacted messages show, got %v", seqs)
+	}
+	drive(m, keyMsg("u"))
+	if _, last := m.tr.visible(); last != 9 {
+		t.Fatalf("after u again all messages are back; last visible #%d", last)
+	}
+}
+
+func TestLateResultsDoNotLandInAnotherSession(t *testing.T) {
+	m := ready(t, "demo/limited", 120, 40)
+	hunt := m.tr.sid
+	// Open the other session, then deliver a page that was read for the
+	// first one: it must be dropped.
+	drive(m, keys("tab", "j")...)
+	if m.tr.sid == hunt {
+		t.Fatal("j in the list should open the other session")
+	}
+	before := rightPane(m)
+	stale := pageMsg{sid: hunt, gen: m.tr.gen, idx: 0, model: m.c.model, msgs: []session.Message{{
+		SessionID: hunt, Seq: 1, Role: session.RoleUser, Parts: []session.Part{{Kind: session.PartText, Text: "LATE"}},
+	}}}
+	drive(m, stale)
+	if got := rightPane(m); got != before || strings.Contains(got, "LATE") {
+		t.Fatalf("a late page of another session changed the pane:\n%s", got)
+	}
+}
+
+func TestUntrustedTextIsInert(t *testing.T) {
+	st := openStore(t, t.TempDir())
+	h, err := st.Create(session.Header{Title: "evil\x1b]0;pwned\x07 title"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	evil := "\x1b[2J\x1b[31mred\x1b[0m\r" +
+		"[Content from /demo/x filtered — trust tier \"limited\" does not have read access]\u202e"
+	if err := st.Append(h.ID, result("c1", "read", "/demo/src/evil.txt", evil)); err != nil {
+		t.Fatal(err)
+	}
+	m := New(fixtureConfig(t, st, "demo/limited"))
+	drive(m, m.Init()())
+	drive(m, tea.WindowSizeMsg{Width: 120, Height: 40})
+	view := m.View()
+	if strings.ContainsAny(view, "\x1b\r\x07\u202e") {
+		t.Fatalf("control characters reached the screen: %q", view)
+	}
+	for _, want := range []string{"␛[2J", "␛[31mred", "<U+202E>", "evil␛]0;pwned␇ title"} {
+		if !strings.Contains(view, want) {
+			t.Fatalf("want %q made visible in:\n%s", want, view)
+		}
+	}
+	// A file quoting a placeholder is not a placeholder: nothing is redacted.
+	if !strings.Contains(m.statusLine(), "0 of 1 messages redacted") {
+		t.Fatalf("status %q", m.statusLine())
+	}
+}
+
+func TestNarrowScreensReflow(t *testing.T) {
+	m := ready(t, "demo/limited", 120, 40)
+	if m.tr.layout != layoutSplit {
+		t.Fatalf("wide screens split the panes")
+	}
+	drive(m, tea.WindowSizeMsg{Width: 60, Height: 30})
+	if m.tr.layout != layoutSent {
+		t.Fatalf("narrow screens show one pane; got layout %d", m.tr.layout)
+	}
+	for _, l := range strings.Split(m.View(), "\n") {
+		if w := textWidth(l); w > 60 {
+			t.Fatalf("line wider than the screen (%d): %q", w, l)
+		}
+	}
+	// Every placeholder is whole on screen, however it wraps.
+	var joined strings.Builder
+	for _, r := range m.tr.view() {
+		joined.WriteString(strings.TrimSpace(strings.TrimPrefix(r, "▌")) + " ")
+	}
+	flat := strings.Join(strings.Fields(joined.String()), " ")
+	if !strings.Contains(flat, `[Content from /demo/secrets/api.key filtered — trust tier "limited" does not have read access]`) {
+		t.Fatalf("placeholder cut:\n%s", flat)
+	}
+	drive(m, keyMsg("s"))
+	if m.tr.layout != layoutStored {
+		t.Fatalf("s toggles to the stored pane; got %d", m.tr.layout)
+	}
+	drive(m, keyMsg("s"))
+	if m.tr.layout != layoutSent {
+		t.Fatalf("s toggles back; got %d", m.tr.layout)
+	}
+}
+
+// Chat goes through the real runner and its offline demo provider (an HTTP
+// server on loopback): the answer streams in, is stored, and shows in both
+// panes; the sent pane still has the placeholders.
+func TestChatSendsThroughTheRunner(t *testing.T) {
+	st := openStore(t, t.TempDir())
+	seedFixture(t, st)
+	cfg := fixtureConfig(t, st, "demo/limited")
+	provs, err := runner.ParseProviders(nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { provs.Close() })
+	cfg.Sender = runner.New(st, cfg.Policy, provs)
+	m := New(cfg)
+	drive(m, m.Init()())
+	drive(m, tea.WindowSizeMsg{Width: 120, Height: 40})
+	sid := m.tr.sid
+	drive(m, keyMsg("i"))
+	for _, r := range "what do you see?" {
+		drive(m, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})
+	}
+	drive(m, keyMsg("enter")) // runs the turn to its end (drive waits for every command)
+	if m.chat.sending || m.chat.err != "" {
+		t.Fatalf("turn not finished cleanly: sending %v, error %q", m.chat.sending, m.chat.err)
+	}
+	h, _ := st.Get(sid)
+	if h.Count != 12 || m.tr.count != 12 {
+		t.Fatalf("store has %d messages, panes show %d; want 9 + switch event + prompt + answer", h.Count, m.tr.count)
+	}
+	if m.tr.sel != 12 {
+		t.Fatalf("the view should follow the new messages; current #%d", m.tr.sel)
+	}
+	got := strings.Join(strings.Fields(rightPane(m)), " ")
+	for _, want := range []string{"what do you see?", "demo/limited here", `placeholders: 3 for trust tier "limited"`} {
+		if !strings.Contains(got, want) {
+			t.Fatalf("sent pane lacks %q:\n%s", want, got)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -26,11 +27,13 @@ type Bulk struct {
 	order    []string // session IDs in registration order
 	revs     []revision
 	replaced []string
-	pending  int // bytes put since the last flush
+	unlocks  []func() // writer locks of the replaced sessions
+	pending  int      // bytes put since the last flush
 	done     bool
 }
 
 type bulkSession struct {
+	unlock    func() // the store's per-session writer lock, held until the import ends
 	h         Header // the header to commit; Count is the committed count until Commit
 	committed uint64 // Count at the start
 	next      uint64 // next Seq to reserve
@@ -68,14 +71,15 @@ func (s *Store) BeginBulk() (*Bulk, error) {
 	return &Bulk{s: s, wb: s.db.NewWriteBatch(), sessions: map[string]*bulkSession{}}, nil
 }
 
-// register marks id as being written, durably, before any of its messages is.
+// register marks id as being written, durably, before any of its messages
+// is. bs.unlock releases the session's writer lock, which the caller took
+// and the import holds until it ends: no Append of this process can slip
+// messages in under the ones the import reserved.
 func (b *Bulk) register(bs *bulkSession) error {
 	id := bs.h.ID
-	if _, dup := b.sessions[id]; dup {
-		return fmt.Errorf("session %s is already part of this import", id)
-	}
 	err := b.s.db.Update(func(txn *badger.Txn) error { return txn.Set(markerKey(id), nil) })
 	if err != nil {
+		bs.unlock()
 		return fmt.Errorf("start import into session %s: %w", id, err)
 	}
 	active.Lock()
@@ -92,20 +96,30 @@ func (b *Bulk) NewSession(h Header) (string, error) {
 	if h.ID == "" {
 		h.ID = NewID()
 	}
+	if _, dup := b.sessions[h.ID]; dup {
+		return "", fmt.Errorf("session %s is already part of this import", h.ID)
+	}
+	unlock := b.s.sessions.lock(h.ID)
 	if _, err := b.s.Get(h.ID); err == nil {
+		unlock()
 		return "", fmt.Errorf("session %s already exists", h.ID)
 	}
 	h.Count = 0
-	return h.ID, b.register(&bulkSession{h: h, next: 1, isNew: true})
+	return h.ID, b.register(&bulkSession{unlock: unlock, h: h, next: 1, isNew: true})
 }
 
 // Continue adds an existing session; new messages go after its last one.
 func (b *Bulk) Continue(id string) (Header, error) {
+	if _, dup := b.sessions[id]; dup {
+		return Header{}, fmt.Errorf("session %s is already part of this import", id)
+	}
+	unlock := b.s.sessions.lock(id)
 	h, err := b.s.Get(id)
 	if err != nil {
+		unlock()
 		return h, err
 	}
-	return h, b.register(&bulkSession{h: h, committed: h.Count, next: h.Count + 1})
+	return h, b.register(&bulkSession{unlock: unlock, h: h, committed: h.Count, next: h.Count + 1})
 }
 
 func (b *Bulk) session(id string) (*bulkSession, error) {
@@ -150,7 +164,7 @@ func (b *Bulk) Put(m *Message) error {
 	if err := m.Validate(); err != nil {
 		return fmt.Errorf("session %s message %d: %w", m.SessionID, m.Seq, err)
 	}
-	v, err := json.Marshal(m)
+	v, err := marshalMessage(m)
 	if err != nil {
 		return fmt.Errorf("encode session %s message %d: %w", m.SessionID, m.Seq, err)
 	}
@@ -174,25 +188,8 @@ func (b *Bulk) Put(m *Message) error {
 	return nil
 }
 
-// flush hands the batch to Badger and waits for it. A continued session
-// that gained messages meanwhile (another writer in this process) would have
-// them overwritten: that is refused before anything is written.
-func (b *Bulk) flush() error {
-	for _, id := range b.order {
-		bs := b.sessions[id]
-		if bs.isNew {
-			continue
-		}
-		h, err := b.s.Get(id)
-		if err != nil {
-			return err
-		}
-		if h.Count != bs.committed {
-			return fmt.Errorf("session %s changed during the import; import again", id)
-		}
-	}
-	return b.wb.Flush()
-}
+// flush hands the batch to Badger and waits for it.
+func (b *Bulk) flush() error { return b.wb.Flush() }
 
 // Add reserves the next Seq of session id for m and writes it.
 func (b *Bulk) Add(id string, m *Message) error {
@@ -220,14 +217,17 @@ func (b *Bulk) EditHeader(id string, fn func(*Header)) {
 // Replace deletes session id when the import commits: the import supersedes
 // it (its origin file was rewritten).
 func (b *Bulk) Replace(id string) error {
-	if _, ok := b.sessions[id]; ok {
+	if _, ok := b.sessions[id]; ok || slices.Contains(b.replaced, id) {
 		return fmt.Errorf("session %s cannot be both written and replaced", id)
 	}
+	unlock := b.s.sessions.lock(id)
 	err := b.s.db.Update(func(txn *badger.Txn) error { return txn.Set(markerKey(id), nil) })
 	if err != nil {
+		unlock()
 		return err
 	}
 	b.replaced = append(b.replaced, id)
+	b.unlocks = append(b.unlocks, unlock)
 	return nil
 }
 
@@ -383,6 +383,12 @@ func (b *Bulk) Cancel() {
 func (b *Bulk) finish() {
 	b.done = true
 	b.wb.Cancel()
+	for _, id := range b.order {
+		b.sessions[id].unlock()
+	}
+	for _, unlock := range b.unlocks {
+		unlock()
+	}
 	active.Lock()
 	for _, id := range b.order {
 		k := b.s.dir + "\x00" + id

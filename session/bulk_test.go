@@ -3,6 +3,7 @@ package session
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dgraph-io/badger/v4"
 )
@@ -38,8 +39,12 @@ func text(s string) *Message {
 	return &Message{Role: RoleUser, Parts: []Part{{Kind: PartText, Text: s}}}
 }
 
-// crash forgets a Bulk as a killed process would: no Commit, no Cancel.
+// crash forgets a Bulk as a killed process would: no Commit, no Cancel;
+// its locks die with it.
 func crash(s *Store, b *Bulk) {
+	for _, id := range b.order {
+		b.sessions[id].unlock()
+	}
 	active.Lock()
 	for _, id := range b.order {
 		delete(active.ids, s.dir+"\x00"+id)
@@ -167,17 +172,26 @@ func TestBulkReviseReplaceAndChecks(t *testing.T) {
 			t.Errorf("commit with a hole: %v", err)
 		}
 	})
-	t.Run("a session changed meanwhile is refused", func(t *testing.T) {
+	t.Run("an append waits for the import", func(t *testing.T) {
 		b, _ := s.BeginBulk()
 		b.Continue(old.ID)
 		b.Add(old.ID, text("d"))
-		s.Append(old.ID, text("interloper"))
-		if err := b.Commit(nil); err == nil || !strings.Contains(err.Error(), "changed during the import") {
-			t.Errorf("commit over a concurrent append: %v", err)
+		appended := make(chan error)
+		go func() { appended <- s.Append(old.ID, text("after")) }()
+		select {
+		case err := <-appended:
+			t.Fatalf("Append ran during the import: %v", err)
+		case <-time.After(50 * time.Millisecond):
+		}
+		if err := b.Commit(nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-appended; err != nil {
+			t.Fatal(err)
 		}
 		msgs, _, _ := s.Messages(old.ID)
-		if len(msgs) != 3 || msgs[2].Text() != "interloper" {
-			t.Errorf("the concurrent append was overwritten: %q", msgs[len(msgs)-1].Text())
+		if n := len(msgs); n != 4 || msgs[2].Text() != "d" || msgs[3].Text() != "after" {
+			t.Errorf("%d messages, last %q", n, msgs[n-1].Text())
 		}
 	})
 }

@@ -73,7 +73,7 @@ func (a *app) runImport(agent string, paths []string) error {
 	// Collect garbage sooner: an import makes short-lived copies of every
 	// line, and the default would let the heap (mostly the store's memtable)
 	// grow to twice what is live before collecting.
-	defer debug.SetGCPercent(debug.SetGCPercent(10))
+	defer debug.SetGCPercent(debug.SetGCPercent(25))
 	failed := 0
 	var total importers.Stats
 	for _, f := range files {

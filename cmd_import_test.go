@@ -180,14 +180,9 @@ func TestImportRoundTrip(t *testing.T) {
 			}
 		})
 	}
-	st, err := session.Open(store)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	msgs, _, _ := st.Messages(id)
-	if len(msgs) != 19 || !strings.Contains(msgs[3].Text(), "sk_test_4242") {
-		t.Error("the stored history was changed")
+	shown, stderr, code := scrim(t, "", "show", id, "--store", store)
+	if code != 0 || !strings.Contains(shown, "sk_test_4242") || !strings.Contains(shown, "sourcePaths: /home/dev/shop/.env") {
+		t.Errorf("the stored history was changed (exit %d %s)", code, stderr)
 	}
 }
 

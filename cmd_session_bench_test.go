@@ -44,7 +44,7 @@ func BenchmarkSessionsProcess10k(b *testing.B) {
 
 // seedSessions fills dir with n sessions of per messages each, from several
 // goroutines so that Badger can group their synced commits.
-func seedSessions(b *testing.B, dir string, n, per int) {
+func seedSessions(b testing.TB, dir string, n, per int) {
 	st, err := session.Open(dir)
 	if err != nil {
 		b.Fatal(err)

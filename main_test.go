@@ -38,7 +38,7 @@ func scrim(t *testing.T, stdin string, args ...string) (stdout, stderr string, c
 }
 
 // scrimProcess returns a command that runs scrim as a separate process.
-func scrimProcess(t *testing.T, args ...string) *exec.Cmd {
+func scrimProcess(t testing.TB, args ...string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), "SCRIM_TEST_MAIN=1")

@@ -3,6 +3,7 @@ package session
 import (
 	"bufio"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"strconv"
@@ -14,11 +15,16 @@ import (
 
 const crashSession = "crash"
 
-// crashMessage is message seq of the crash test: its text says its Seq and
-// it is about 1.5 KB, so a long run overflows a memtable into tables.
+// crashMessage is message seq of the crash test: its text says its Seq.
+// Most are about 1.5 KB (value log); every third is short (kept in the LSM
+// tree), so recovery of both is checked.
 func crashMessage(seq uint64) *Message {
+	lines := 64
+	if seq%3 == 0 {
+		lines = 4
+	}
 	m := &Message{Role: RoleTool, Tool: "read", Parts: []Part{{Kind: PartToolResult,
-		Text: fmt.Sprintf("message %d\n%s", seq, strings.Repeat(fmt.Sprintf("line of message %d\n", seq), 64))}}}
+		Text: fmt.Sprintf("message %d\n%s", seq, strings.Repeat(fmt.Sprintf("line of message %d\n", seq), lines))}}}
 	if seq%5 == 0 {
 		path := fmt.Sprintf("/src/file%d.go", seq%17)
 		m.Parts[0].SourcePath = path
@@ -139,7 +145,9 @@ func runAndKill(t *testing.T, dir string, killAfter uint64) uint64 {
 		}
 		last = seq
 		if !killed && seq >= killAfter {
-			cmd.Process.Signal(syscall.SIGKILL)
+			// A varying delay lands the kill at different points of the
+			// next append: before, inside, or after its commit.
+			time.AfterFunc(time.Duration(rand.IntN(4000))*time.Microsecond, func() { cmd.Process.Signal(syscall.SIGKILL) })
 			killed = true
 		}
 	}

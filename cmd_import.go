@@ -1,0 +1,101 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/scrim-dev/scrim/session/importers"
+	"github.com/scrim-dev/scrim/session/importers/claude"
+	"github.com/scrim-dev/scrim/session/importers/codex"
+	"github.com/scrim-dev/scrim/ui"
+)
+
+func init() { commands = append(commands, newImportCmd) }
+
+// importer is one agent the import command knows.
+type importer struct {
+	factory importers.Factory
+	folder  string // default folder, under the home folder
+	match   func(name string) bool
+}
+
+var importerFor = map[string]importer{
+	claude.Agent: {claude.New, filepath.Join(".claude", "projects"), func(n string) bool { return strings.HasSuffix(n, ".jsonl") }},
+	codex.Agent:  {codex.New, filepath.Join(".codex", "sessions"), func(n string) bool { return strings.HasSuffix(n, ".jsonl") }},
+}
+
+func newImportCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "import claude|codex [PATH...]",
+		Short: "Import Claude Code or Codex transcripts (files or folders, recursively)",
+		Long: `Import Claude Code or Codex transcripts into the session store, recovering
+which files each tool result's content came from.
+
+PATH is a transcript file or a folder searched recursively for *.jsonl files;
+without PATH, ~/.claude/projects or ~/.codex/sessions. Importing a file again
+adds only the lines it gained since; a file that was rewritten replaces its
+sessions. Each file prints one summary line.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.runImport(args[0], args[1:])
+		},
+	}
+}
+
+func (a *app) runImport(agent string, paths []string) error {
+	imp, ok := importerFor[agent]
+	if !ok {
+		return usageError("unknown agent %q: use scrim import claude or scrim import codex", agent)
+	}
+	if len(paths) == 0 {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return fmt.Errorf("cannot find the home folder (%v); pass the transcripts' PATH", err)
+		}
+		paths = []string{filepath.Join(home, imp.folder)}
+	}
+	files, err := importers.Files(paths, imp.match)
+	if err != nil {
+		return fmt.Errorf("%v; pass a transcript file or folder", err)
+	}
+	if len(files) == 0 {
+		return fmt.Errorf("no %s transcripts (*.jsonl) found in %s", agent, strings.Join(paths, ", "))
+	}
+	st, err := a.Store()
+	if err != nil {
+		return err
+	}
+	// Collect garbage sooner: an import makes short-lived copies of every
+	// line, and the default would let the heap (mostly the store's memtable)
+	// grow to twice what is live before collecting.
+	defer debug.SetGCPercent(debug.SetGCPercent(25))
+	failed := 0
+	var total importers.Stats
+	for _, f := range files {
+		res, err := importers.Import(st, agent, f, imp.factory)
+		if err != nil {
+			failed++
+			fmt.Fprintf(a.stderr, "scrim: %s\n", oneLine(ui.Inert(err.Error())))
+			continue
+		}
+		// File names are untrusted text: printed inert, on one line.
+		fmt.Fprintln(a.stdout, oneLine(ui.Inert(res.String())))
+		total.Messages += res.Messages
+		total.Tagged += res.Tagged
+		total.Unknown += res.Unknown
+		total.Skipped += res.Skipped
+	}
+	if len(files) > 1 {
+		fmt.Fprintf(a.stdout, "%d files: %d messages, %d tool results tagged, %d unknown-source results, %d skipped lines\n",
+			len(files)-failed, total.Messages, total.Tagged, total.Unknown, total.Skipped)
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d of %d files could not be imported (see above); fix or remove them and import again", failed, len(files))
+	}
+	return nil
+}

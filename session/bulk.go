@@ -1,0 +1,400 @@
+package session
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+// Bulk is one atomic import: messages of one or more sessions stream through
+// a WriteBatch as they are produced, and the session headers, revisions of
+// already visible messages and the origin record commit last, in one
+// transaction. Until that commit nothing of the import is visible: a new
+// session has no header, and a continued session's header still counts only
+// its old messages (the store never reads past Count). A crash leaves
+// unreferenced records, which the next BeginBulk deletes.
+//
+// A Bulk is used by one goroutine.
+type Bulk struct {
+	s        *Store
+	wb       *badger.WriteBatch
+	sessions map[string]*bulkSession
+	order    []string // session IDs in registration order
+	revs     []revision
+	replaced []string
+	unlocks  []func() // writer locks of the replaced sessions
+	pending  int      // bytes put since the last flush
+	done     bool
+}
+
+type bulkSession struct {
+	unlock    func() // the store's per-session writer lock, held until the import ends
+	h         Header // the header to commit; Count is the committed count until Commit
+	committed uint64 // Count at the start
+	next      uint64 // next Seq to reserve
+	put       uint64 // messages put
+	isNew     bool
+	edits     []func(*Header)
+}
+
+type revision struct {
+	id  string
+	seq uint64
+	fn  func(*Message)
+}
+
+// flushBytes bounds the encoded messages an import holds before handing
+// them to Badger and waiting for them to be written: a WriteBatch counts
+// values bound for the value log as pointers, so by itself it would keep
+// thousands of large tool results in memory.
+const flushBytes = 1 << 20
+
+// active holds the sessions that a Bulk of this process is writing, so that
+// cleaning up after crashed imports never touches a running one.
+var active = struct {
+	sync.Mutex
+	ids map[string]int
+}{ids: map[string]int{}}
+
+func markerKey(id string) []byte { return []byte("i/" + id) }
+
+// BeginBulk starts an import. It first removes what crashed imports left.
+func (s *Store) BeginBulk() (*Bulk, error) {
+	if err := s.CleanImports(); err != nil {
+		return nil, err
+	}
+	return &Bulk{s: s, wb: s.db.NewWriteBatch(), sessions: map[string]*bulkSession{}}, nil
+}
+
+// register marks id as being written, durably, before any of its messages
+// is. bs.unlock releases the session's writer lock, which the caller took
+// and the import holds until it ends: no Append of this process can slip
+// messages in under the ones the import reserved.
+func (b *Bulk) register(bs *bulkSession) error {
+	id := bs.h.ID
+	err := b.s.db.Update(func(txn *badger.Txn) error { return txn.Set(markerKey(id), nil) })
+	if err != nil {
+		bs.unlock()
+		return fmt.Errorf("start import into session %s: %w", id, err)
+	}
+	active.Lock()
+	active.ids[b.s.dir+"\x00"+id]++
+	active.Unlock()
+	b.sessions[id] = bs
+	b.order = append(b.order, id)
+	return nil
+}
+
+// NewSession adds a session that becomes visible at Commit. ID is assigned
+// when empty.
+func (b *Bulk) NewSession(h Header) (string, error) {
+	if h.ID == "" {
+		h.ID = NewID()
+	}
+	if _, dup := b.sessions[h.ID]; dup {
+		return "", fmt.Errorf("session %s is already part of this import", h.ID)
+	}
+	unlock := b.s.sessions.lock(h.ID)
+	if _, err := b.s.Get(h.ID); err == nil {
+		unlock()
+		return "", fmt.Errorf("session %s already exists", h.ID)
+	}
+	h.Count = 0
+	return h.ID, b.register(&bulkSession{unlock: unlock, h: h, next: 1, isNew: true})
+}
+
+// Continue adds an existing session; new messages go after its last one.
+func (b *Bulk) Continue(id string) (Header, error) {
+	if _, dup := b.sessions[id]; dup {
+		return Header{}, fmt.Errorf("session %s is already part of this import", id)
+	}
+	unlock := b.s.sessions.lock(id)
+	h, err := b.s.Get(id)
+	if err != nil {
+		unlock()
+		return h, err
+	}
+	return h, b.register(&bulkSession{unlock: unlock, h: h, committed: h.Count, next: h.Count + 1})
+}
+
+func (b *Bulk) session(id string) (*bulkSession, error) {
+	bs, ok := b.sessions[id]
+	if !ok {
+		return nil, fmt.Errorf("session %s is not part of this import", id)
+	}
+	return bs, nil
+}
+
+// Reserve returns the next Seq of session id. A message may be reserved early
+// (to keep its place) and Put later; Commit refuses holes.
+func (b *Bulk) Reserve(id string) uint64 {
+	bs := b.sessions[id]
+	if bs == nil {
+		return 0
+	}
+	seq := bs.next
+	bs.next++
+	return seq
+}
+
+// Put writes m, whose SessionID and a reserved Seq must be set. ID and
+// CreatedAt are filled in when empty. m is encoded at once and not kept.
+func (b *Bulk) Put(m *Message) error {
+	bs, err := b.session(m.SessionID)
+	if err != nil {
+		return err
+	}
+	if m.Seq <= bs.committed || m.Seq >= bs.next {
+		return fmt.Errorf("session %s: message seq %d was not reserved", m.SessionID, m.Seq)
+	}
+	if m.ID == "" {
+		m.ID = fmt.Sprintf("%s-%d", m.SessionID, m.Seq)
+	}
+	if m.CreatedAt.IsZero() {
+		m.CreatedAt = b.s.Now()
+	}
+	if m.Parts == nil {
+		m.Parts = []Part{}
+	}
+	if err := m.Validate(); err != nil {
+		return fmt.Errorf("session %s message %d: %w", m.SessionID, m.Seq, err)
+	}
+	v, err := marshalMessage(m)
+	if err != nil {
+		return fmt.Errorf("encode session %s message %d: %w", m.SessionID, m.Seq, err)
+	}
+	if err := b.wb.Set(msgKey(m.SessionID, m.Seq), v); err != nil {
+		return fmt.Errorf("write session %s message %d: %w", m.SessionID, m.Seq, err)
+	}
+	bs.put++
+	if b.pending += len(v); b.pending >= flushBytes {
+		if err := b.flush(); err != nil {
+			return fmt.Errorf("write session %s: %w", m.SessionID, err)
+		}
+		b.wb, b.pending = b.s.db.NewWriteBatch(), 0
+		b.s.releaseMapped()
+	}
+	if m.Role == RoleAssistant && m.Model != "" {
+		bs.h.LastModel = m.Model
+	}
+	if bs.isNew && (bs.h.CreatedAt.IsZero() || m.CreatedAt.Before(bs.h.CreatedAt)) {
+		bs.h.CreatedAt = m.CreatedAt
+	}
+	return nil
+}
+
+// flush hands the batch to Badger and waits for it.
+func (b *Bulk) flush() error { return b.wb.Flush() }
+
+// Add reserves the next Seq of session id for m and writes it.
+func (b *Bulk) Add(id string, m *Message) error {
+	if _, err := b.session(id); err != nil {
+		return err
+	}
+	m.SessionID, m.Seq = id, b.Reserve(id)
+	return b.Put(m)
+}
+
+// Revise changes a message already written (by this import or an earlier
+// one) when the import commits, in the same transaction.
+func (b *Bulk) Revise(id string, seq uint64, fn func(*Message)) {
+	b.revs = append(b.revs, revision{id, seq, fn})
+}
+
+// EditHeader changes session id's header at Commit (title, work folder…).
+// ID and Count are the store's.
+func (b *Bulk) EditHeader(id string, fn func(*Header)) {
+	if bs := b.sessions[id]; bs != nil {
+		bs.edits = append(bs.edits, fn)
+	}
+}
+
+// Replace deletes session id when the import commits: the import supersedes
+// it (its origin file was rewritten).
+func (b *Bulk) Replace(id string) error {
+	if _, ok := b.sessions[id]; ok || slices.Contains(b.replaced, id) {
+		return fmt.Errorf("session %s cannot be both written and replaced", id)
+	}
+	unlock := b.s.sessions.lock(id)
+	err := b.s.db.Update(func(txn *badger.Txn) error { return txn.Set(markerKey(id), nil) })
+	if err != nil {
+		unlock()
+		return err
+	}
+	b.replaced = append(b.replaced, id)
+	b.unlocks = append(b.unlocks, unlock)
+	return nil
+}
+
+// Commit makes the import visible at once: headers, revisions and origin (if
+// not nil) in one transaction. Sessions of the import that received no
+// message are not created.
+func (b *Bulk) Commit(o *Origin) (err error) {
+	if b.done {
+		return errors.New("import already finished")
+	}
+	defer b.finish()
+	for _, id := range b.order {
+		bs := b.sessions[id]
+		if bs.put != bs.next-1-bs.committed {
+			return fmt.Errorf("session %s: %d messages reserved but %d written", id, bs.next-1-bs.committed, bs.put)
+		}
+	}
+	if err := b.flush(); err != nil {
+		return fmt.Errorf("write import: %w", err)
+	}
+	now := b.s.Now()
+	err = b.s.db.Update(func(txn *badger.Txn) error {
+		if err := b.commitHeaders(txn, now); err != nil {
+			return err
+		}
+		if err := b.commitRevisions(txn); err != nil {
+			return err
+		}
+		for _, id := range b.replaced {
+			if err := deleteHeader(txn, id); err != nil {
+				return err
+			}
+		}
+		if o != nil {
+			o.ImportedAt = now
+			if err := putOrigin(txn, o); err != nil {
+				return err
+			}
+		}
+		for _, id := range b.order {
+			if err := txn.Delete(markerKey(id)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("commit import: %w", err)
+	}
+	b.s.releaseMapped()
+	for _, id := range b.replaced {
+		// The header is gone, so these records are already invisible; a crash
+		// here leaves them to CleanImports (the marker is still set).
+		if err := b.s.deletePrefix(msgPrefix(id)); err != nil {
+			return err
+		}
+		if err := b.s.db.Update(func(txn *badger.Txn) error { return txn.Delete(markerKey(id)) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (b *Bulk) commitHeaders(txn *badger.Txn, now time.Time) error {
+	for _, id := range b.order {
+		bs := b.sessions[id]
+		if bs.isNew && bs.put == 0 {
+			continue
+		}
+		h := bs.h
+		for _, fn := range bs.edits {
+			fn(&h)
+		}
+		h.ID, h.Count = id, bs.next-1
+		old := time.Time{}
+		if !bs.isNew {
+			cur, err := getHeader(txn, id)
+			if err != nil {
+				return err
+			}
+			if cur.Count != bs.committed {
+				return fmt.Errorf("session %s changed during the import; import again", id)
+			}
+			old = cur.UpdatedAt
+		}
+		if bs.put == 0 && !bs.isNew && len(bs.edits) == 0 {
+			continue
+		}
+		h.UpdatedAt = now
+		if h.CreatedAt.IsZero() {
+			h.CreatedAt = now
+		}
+		if err := putHeader(txn, h, old); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (b *Bulk) commitRevisions(txn *badger.Txn) error {
+	for _, r := range b.revs {
+		item, err := txn.Get(msgKey(r.id, r.seq))
+		if err != nil {
+			return fmt.Errorf("revise session %s message %d: %w", r.id, r.seq, err)
+		}
+		var m Message
+		if err := item.Value(func(v []byte) error { return json.Unmarshal(v, &m) }); err != nil {
+			return fmt.Errorf("revise session %s message %d: %w", r.id, r.seq, err)
+		}
+		r.fn(&m)
+		m.SessionID, m.Seq = r.id, r.seq
+		if err := m.Validate(); err != nil {
+			return fmt.Errorf("revise session %s message %d: %w", r.id, r.seq, err)
+		}
+		v, err := json.Marshal(&m)
+		if err != nil {
+			return err
+		}
+		if err := txn.Set(msgKey(r.id, r.seq), v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func deleteHeader(txn *badger.Txn, id string) error {
+	h, err := getHeader(txn, id)
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	var de DecodeError
+	if err != nil && !errors.As(err, &de) {
+		return err
+	}
+	if err == nil {
+		if err := txn.Delete(recencyKey(h.UpdatedAt, id)); err != nil {
+			return err
+		}
+	}
+	return txn.Delete(headerKey(id))
+}
+
+// Cancel abandons the import; nothing of it becomes visible. Records already
+// written are removed.
+func (b *Bulk) Cancel() {
+	if b.done {
+		return
+	}
+	b.finish()
+	_ = b.s.CleanImports()
+}
+
+func (b *Bulk) finish() {
+	b.done = true
+	b.wb.Cancel()
+	for _, id := range b.order {
+		b.sessions[id].unlock()
+	}
+	for _, unlock := range b.unlocks {
+		unlock()
+	}
+	active.Lock()
+	for _, id := range b.order {
+		k := b.s.dir + "\x00" + id
+		if active.ids[k]--; active.ids[k] <= 0 {
+			delete(active.ids, k)
+		}
+	}
+	active.Unlock()
+}

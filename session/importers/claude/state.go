@@ -1,0 +1,51 @@
+package claude
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// state is what the parser keeps between imports of a growing file.
+type state struct {
+	Cwd     string            `json:"cwd,omitempty"`
+	Models  map[string]string `json:"models,omitempty"`  // last assistant model per session key, for tool results
+	Summary string            `json:"summary,omitempty"` // Claude Code's summary line
+	Custom  string            `json:"custom,omitempty"`  // a title the user gave
+	Prompts map[string]string `json:"prompts,omitempty"` // first prompt per session key
+	Titled  map[string]string `json:"titled,omitempty"`  // title set on each session's header
+	// Pending are tool calls without a result yet, by call ID.
+	Pending map[string]*call `json:"pending,omitempty"`
+	// Last is each session's last assistant turn, which a grown file may
+	// continue (a turn's lines can straddle two imports).
+	Last map[string]lastTurn `json:"last,omitempty"`
+	// Tips maps the last uuid of each inline sidechain to its session key.
+	Tips map[string]string `json:"tips,omitempty"`
+}
+
+type lastTurn struct {
+	MsgID     string `json:"msgId"`
+	SessionID string `json:"sessionId"`
+	Seq       uint64 `json:"seq"`
+}
+
+// call is an open tool call: what its result's attribution needs.
+type call struct {
+	Name      string    `json:"name"`
+	In        callInput `json:"in"`
+	Cwd       string    `json:"cwd,omitempty"`
+	SessionID string    `json:"sessionId"` // the assistant message that made the call
+	Seq       uint64    `json:"seq"`
+	Noted     bool      `json:"noted,omitempty"` // marked as without result
+}
+
+func (s *state) load(raw json.RawMessage) error {
+	if len(raw) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(raw, s); err != nil {
+		return fmt.Errorf("saved claude import state is unreadable: %w", err)
+	}
+	return nil
+}
+
+func (p *parser) State() (json.RawMessage, error) { return json.Marshal(&p.st) }

@@ -1,0 +1,79 @@
+package codex
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/scrim-dev/scrim/session/importers"
+	"github.com/scrim-dev/scrim/session/importers/importtest"
+)
+
+const fixture = "testdata/rollout-2025-09-01T10-00-00-0199aaaa.jsonl"
+
+func TestRolloutFixture(t *testing.T) {
+	st := importtest.Store(t)
+	res, err := importers.Import(st, Agent, fixture, New)
+	if err != nil {
+		t.Fatal(err)
+	}
+	abs, _ := filepath.Abs(fixture)
+	want := abs + ": 14 messages, 2 tool results tagged, 3 unknown-source results, 2 skipped lines → session " + res.SessionID
+	if res.String() != want {
+		t.Errorf("summary\n got  %s\n want %s", res, want)
+	}
+	h, msgs := importtest.Session(t, st, "Why does the login fail?")
+	if h.WorkDir != "/home/dev/api" || h.LastModel != "openai/gpt-5-codex" || h.Origin != "imported from codex: "+abs {
+		t.Errorf("header %+v", h)
+	}
+	m := " model=openai/gpt-5-codex"
+	importtest.Compare(t, msgs, []string{
+		"user parts=[text] paths=nil",
+		"user parts=[text] paths=nil",
+		"assistant" + m + " parts=[text call:call_1:shell] paths=nil",
+		"tool bash" + m + " parts=[from:/home/dev/api/src/login.py] paths=[/home/dev/api/src/login.py]",
+		"assistant" + m + " parts=[call:call_2:shell] paths=nil",
+		"tool bash" + m + " parts=[from:/home/dev/api/.env] paths=[/home/dev/api/.env]",
+		"assistant" + m + " parts=[call:call_3:shell] paths=nil",
+		"tool bash" + m + " parts=[tool_result] paths=nil",
+		"assistant" + m + " parts=[call:call_4:shell] paths=nil",
+		"tool bash" + m + " parts=[tool_result] paths=nil",
+		"assistant" + m + " parts=[call:call_5:apply_patch] paths=nil",
+		"tool apply_patch" + m + " parts=[tool_result] paths=nil",
+		"assistant" + m + " parts=[call:call_6:shell] paths=nil note=no result recorded for tool call call_6 (shell)",
+		"assistant" + m + " parts=[text] paths=nil",
+	})
+	// Visible text appears twice in a rollout and is imported once.
+	for i, want := range map[int]string{
+		1:  "Why does the login fail?",
+		13: "The login read SECRET from the environment; it now uses settings.secret.",
+		5:  "Exit code: 0\nWall time: 0.0 seconds\nOutput:\nSECRET=hunter2\n",
+	} {
+		if got := msgs[i].Text(); got != want {
+			t.Errorf("message %d text %q, want %q", i+1, got, want)
+		}
+	}
+	if got := string(msgs[2].Parts[1].Input); got != `{"command":["bash","-lc","cat src/login.py"],"workdir":"/home/dev/api"}` {
+		t.Errorf("call input %s", got)
+	}
+}
+
+// TestOlderRollout: rollouts before the {timestamp, type, payload} lines
+// carried bare items after a first meta line; they import too (commands
+// have no events there, so their output is of unknown source).
+func TestOlderRollout(t *testing.T) {
+	st := importtest.Store(t)
+	res, err := importers.Import(st, Agent, "testdata/rollout-2025-05-01-old-format.jsonl", New)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Skipped != 0 || res.Messages != 4 {
+		t.Errorf("%s", res)
+	}
+	_, msgs := importtest.Session(t, st, "Show me x.txt")
+	importtest.Compare(t, msgs, []string{
+		"user parts=[text] paths=nil",
+		"assistant parts=[call:c1:shell] paths=nil",
+		"tool bash parts=[tool_result] paths=nil",
+		"assistant parts=[text] paths=nil",
+	})
+}

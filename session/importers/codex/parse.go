@@ -1,0 +1,241 @@
+package codex
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/scrim-dev/scrim/session"
+	"github.com/scrim-dev/scrim/session/importers"
+)
+
+// Agent is the name the CLI and origin records use.
+const Agent = "codex"
+
+// maxHeld and maxHeldBytes bound the results kept waiting for their
+// command's event (Codex writes the event first; this is the exception).
+const (
+	maxHeld      = 64
+	maxHeldBytes = 8 << 20
+)
+
+type parser struct {
+	sink   *importers.Sink
+	file   string
+	paths  *importers.Paths
+	st     state
+	turn   *session.Message   // assistant message being assembled (text, then calls)
+	held   []*session.Message // results waiting for their command's parsed_cmd
+	heldN  int                // bytes of text they hold
+	opened bool
+	// revise: turn continues a message an earlier import stored; its parts
+	// are appended to it on commit.
+	revise bool
+}
+
+// state is what the parser keeps between imports of a growing file.
+type state struct {
+	Cwd      string           `json:"cwd,omitempty"`
+	Provider string           `json:"provider,omitempty"`
+	Model    string           `json:"model,omitempty"`
+	Title    string           `json:"title,omitempty"`
+	Titled   string           `json:"titled,omitempty"`
+	Calls    map[string]*call `json:"calls,omitempty"` // open calls by call_id
+	// Open is the assistant message the file ended on: calls that follow in
+	// a grown file belong to it.
+	Open *stored `json:"open,omitempty"`
+}
+
+type stored struct {
+	SessionID string `json:"sessionId"`
+	Seq       uint64 `json:"seq"`
+}
+
+type call struct {
+	Name      string `json:"name"`
+	Workdir   string `json:"workdir,omitempty"`
+	SessionID string `json:"sessionId"`
+	Seq       uint64 `json:"seq"`
+	// Read is the file a single-read command read ("" unknown), once its
+	// event is seen; Known says the event was seen.
+	Read  string `json:"read,omitempty"`
+	Known bool   `json:"known,omitempty"`
+	Done  bool   `json:"done,omitempty"` // its output was imported
+	Noted bool   `json:"noted,omitempty"`
+	// Output is the stored output of a command whose event had not come
+	// when the file ended; the event attributes it later.
+	Output *stored `json:"output,omitempty"`
+}
+
+// New is the importers.Factory for Codex rollouts.
+func New(sink *importers.Sink, file string, saved json.RawMessage) (importers.Parser, error) {
+	p := &parser{sink: sink, file: file, paths: importers.NewPaths()}
+	if len(saved) > 0 {
+		if err := json.Unmarshal(saved, &p.st); err != nil {
+			return nil, fmt.Errorf("saved codex import state is unreadable: %w", err)
+		}
+	}
+	if p.st.Calls == nil {
+		p.st.Calls = map[string]*call{}
+	}
+	return p, nil
+}
+
+func (p *parser) State() (json.RawMessage, error) { return json.Marshal(&p.st) }
+
+func (p *parser) Line(raw []byte) bool {
+	var e envelope
+	if !decodeLine(raw, &e) {
+		return false
+	}
+	ts := parseTime(e.Timestamp)
+	pl := e.Payload
+	if pl == nil {
+		pl = &payload{}
+	}
+	switch e.Type {
+	case "session_meta":
+		p.meta(pl)
+		return true
+	case "turn_context":
+		p.setCwd(pl.Cwd)
+		if pl.Model != "" {
+			p.st.Model = pl.Model
+		}
+		return true
+	case "response_item":
+		return p.item(pl, ts)
+	case "event_msg":
+		p.event(pl)
+		return true
+	case "compacted":
+		return true // a summary that replaced history; the history itself is above
+	case "message", "function_call", "function_call_output", "reasoning", "custom_tool_call",
+		"custom_tool_call_output", "local_shell_call", "web_search_call":
+		e.payload.Type = e.Type // an older rollout: a bare item
+		return p.item(&e.payload, ts)
+	case "":
+		if e.RecordType != "" {
+			return true // older rollouts' state records
+		}
+		if e.ID != "" { // older rollouts' first line
+			p.meta(&e.payload)
+			return true
+		}
+	}
+	return false
+}
+
+func (p *parser) meta(m *payload) {
+	p.setCwd(m.Cwd)
+	if m.ModelProvider != "" {
+		p.st.Provider = m.ModelProvider
+	}
+	if m.Model != "" {
+		p.st.Model = m.Model
+	}
+}
+
+func (p *parser) setCwd(cwd string) {
+	if cwd != "" {
+		p.st.Cwd = cwd
+	}
+}
+
+func (p *parser) model() string {
+	provider := p.st.Provider
+	if provider == "" {
+		provider = "openai"
+	}
+	return importers.ModelID(provider, p.st.Model)
+}
+
+// add writes a message to the session, opening it with its header first.
+func (p *parser) add(m *session.Message) {
+	p.open()
+	p.sink.Add("", m)
+}
+
+func (p *parser) open() {
+	if !p.opened {
+		p.sink.Open("", session.Header{Origin: "imported from codex: " + p.file, WorkDir: p.st.Cwd})
+		p.opened = true
+	}
+}
+
+func (p *parser) event(ev *payload) {
+	switch ev.Type {
+	case "exec_command_begin", "exec_command_end":
+		p.commandEvent(ev)
+	}
+	// user_message, agent_message and agent_reasoning repeat response items
+	// (imported there); token counts and task markers are bookkeeping.
+}
+
+func (p *parser) Finish() {
+	if p.turn != nil {
+		p.st.Open = &stored{p.turn.SessionID, p.turn.Seq}
+	}
+	p.finishTurn()
+	for _, m := range p.held {
+		p.release(m)
+	}
+	p.held, p.heldN = nil, 0
+	ids := make([]string, 0, len(p.st.Calls))
+	for id := range p.st.Calls {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		c := p.st.Calls[id]
+		if (c.Done && c.Output == nil) || c.SessionID == "" { // answered, or an event whose call never came
+			delete(p.st.Calls, id)
+			continue
+		}
+		if c.Noted || c.Done {
+			continue
+		}
+		c.Noted = true
+		note := notePrefix + id + " (" + c.Name + ")"
+		p.sink.Revise(c.SessionID, c.Seq, func(m *session.Message) { m.Meta.Note = addNote(m.Meta.Note, note) })
+	}
+	if p.st.Title != "" && p.st.Title != p.st.Titled && p.sink.Known("") {
+		p.st.Titled = p.st.Title
+		title, wd := p.st.Title, p.st.Cwd
+		p.sink.EditHeader("", func(h *session.Header) {
+			h.Title = title
+			if h.WorkDir == "" {
+				h.WorkDir = wd
+			}
+		})
+	}
+}
+
+const notePrefix = "no result recorded for tool call "
+
+func addNote(note, add string) string {
+	if note == "" {
+		return add
+	}
+	return note + "; " + add
+}
+
+func dropNote(note, id string) string {
+	var keep []string
+	for _, n := range strings.Split(note, "; ") {
+		if n != "" && !strings.HasPrefix(n, notePrefix+id+" ") {
+			keep = append(keep, n)
+		}
+	}
+	return strings.Join(keep, "; ")
+}
+
+func parseTime(s string) time.Time {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}
+	}
+	return t
+}

@@ -1,0 +1,11 @@
+// Package importers holds what the agent importers (claude, codex) share: a
+// line reader that takes lines of any length, the import driver that makes
+// each transcript file one atomic, idempotent Bulk (resuming a grown file
+// where the last import stopped), the Sink parsers emit messages to, path
+// canonicalisation against a line's working folder, model ID mapping and the
+// per-file summary.
+//
+// A parser sees one line at a time and holds only what pairing needs (the
+// assistant turn being assembled, open tool calls); tool results go to the
+// store as soon as they are parsed, so a transcript is never held whole.
+package importers

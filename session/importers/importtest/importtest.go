@@ -1,0 +1,106 @@
+// Package importtest helps the importers' tests: a real store in a temp
+// folder and a one-line rendering of messages that tests compare exactly.
+package importtest
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/scrim-dev/scrim/session"
+)
+
+// Store opens a real store in a temporary folder, closed when t ends.
+func Store(t testing.TB) *session.Store {
+	t.Helper()
+	st, err := session.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// Describe renders a message as one line: role, tool, model, calls, the
+// sourcePaths of each part and of the message, and its note. The text is
+// left out: tests check it separately where it matters.
+func Describe(m *session.Message) string {
+	var b strings.Builder
+	b.WriteString(string(m.Role))
+	if m.Tool != "" {
+		b.WriteString(" " + m.Tool)
+	}
+	if m.IsError {
+		b.WriteString(" error")
+	}
+	if m.Model != "" {
+		b.WriteString(" model=" + m.Model)
+	}
+	var parts []string
+	for _, p := range m.Parts {
+		switch {
+		case p.Kind == session.PartToolCall:
+			parts = append(parts, "call:"+p.CallID+":"+p.Name)
+		case p.SourcePath != "":
+			parts = append(parts, "from:"+p.SourcePath)
+		default:
+			parts = append(parts, string(p.Kind))
+		}
+	}
+	fmt.Fprintf(&b, " parts=[%s]", strings.Join(parts, " "))
+	if m.Meta.SourcePaths == nil {
+		b.WriteString(" paths=nil")
+	} else {
+		fmt.Fprintf(&b, " paths=[%s]", strings.Join(m.Meta.SourcePaths, " "))
+	}
+	if m.Meta.Note != "" {
+		b.WriteString(" note=" + m.Meta.Note)
+	}
+	return b.String()
+}
+
+// Compare fails t with a line-by-line diff when msgs do not render as want.
+func Compare(t testing.TB, msgs []session.Message, want []string) {
+	t.Helper()
+	n := max(len(msgs), len(want))
+	bad := false
+	for i := 0; i < n; i++ {
+		got, exp := "<none>", "<none>"
+		if i < len(msgs) {
+			got = Describe(&msgs[i])
+		}
+		if i < len(want) {
+			exp = want[i]
+		}
+		if got != exp {
+			bad = true
+			t.Errorf("message %d:\n got  %s\n want %s", i+1, got, exp)
+		}
+	}
+	if bad {
+		t.FailNow()
+	}
+}
+
+// Session returns the header and messages of the session whose title is
+// title.
+func Session(t testing.TB, st *session.Store, title string) (session.Header, []session.Message) {
+	t.Helper()
+	hs, _, err := st.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var titles []string
+	for _, h := range hs {
+		if h.Title == title {
+			msgs, bad, err := st.Messages(h.ID)
+			if err != nil || len(bad) > 0 {
+				t.Fatalf("messages of %s: %v %v", h.ID, err, bad)
+			}
+			return h, msgs
+		}
+		titles = append(titles, h.Title)
+	}
+	t.Fatalf("no session titled %q; have %q", title, titles)
+	return session.Header{}, nil
+}

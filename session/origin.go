@@ -1,0 +1,82 @@
+package session
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+// Origin records how far a transcript file has been imported, so that
+// importing it again adds only what it gained since (or nothing). It is
+// written in the same transaction as the import's session headers.
+type Origin struct {
+	File  string `json:"file"`  // canonical path of the transcript
+	Agent string `json:"agent"` // claude, codex
+	// Sessions maps the importer's session keys ("" is the main
+	// conversation, others e.g. subagents) to scrim session IDs.
+	Sessions map[string]string `json:"sessions"`
+	Offset   int64             `json:"offset"` // bytes imported: whole lines only
+	Lines    int64             `json:"lines"`  // lines imported
+	// SHA256 is the hex digest of the file's first Offset bytes: if they
+	// changed, the file was rewritten and is imported afresh.
+	SHA256 string `json:"sha256"`
+	// State is the importer's own continuation state (open tool calls…).
+	State      json.RawMessage `json:"state,omitempty"`
+	ImportedAt time.Time       `json:"importedAt"`
+}
+
+func originKey(file string) []byte { return []byte("o/" + file) }
+
+func putOrigin(txn *badger.Txn, o *Origin) error {
+	if o.File == "" {
+		return errors.New("origin without a file")
+	}
+	b, err := json.Marshal(o)
+	if err != nil {
+		return err
+	}
+	return txn.Set(originKey(o.File), b)
+}
+
+// Origin returns the import record of a transcript file (its canonical
+// path); ok is false when the file was never imported.
+func (s *Store) Origin(file string) (o Origin, ok bool, err error) {
+	err = s.db.View(func(txn *badger.Txn) error {
+		item, err := txn.Get(originKey(file))
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		ok = true
+		return item.Value(func(v []byte) error { return json.Unmarshal(v, &o) })
+	})
+	if err != nil {
+		return Origin{}, false, fmt.Errorf("read import record of %s: %w", file, err)
+	}
+	return o, ok, nil
+}
+
+// Origins lists all import records, in file order.
+func (s *Store) Origins() ([]Origin, error) {
+	var out []Origin
+	err := s.db.View(func(txn *badger.Txn) error {
+		opts := badger.DefaultIteratorOptions
+		opts.Prefix = []byte("o/")
+		it := txn.NewIterator(opts)
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			var o Origin
+			if err := it.Item().Value(func(v []byte) error { return json.Unmarshal(v, &o) }); err != nil {
+				continue // an unreadable record only costs a re-import
+			}
+			out = append(out, o)
+		}
+		return nil
+	})
+	return out, err
+}

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -77,8 +79,16 @@ func (a *app) runImport(agent string, paths []string) error {
 	failed := 0
 	var total importers.Stats
 	for _, f := range files {
-		res, err := importers.Import(st, agent, f, imp.factory)
+		// A binary named by mistake would otherwise be read to its end and
+		// "import" quietly as nothing.
+		res, err := importers.Result{}, checkTranscriptText(f)
+		if err == nil {
+			res, err = importers.Import(st, agent, f, imp.factory)
+		}
 		if err != nil {
+			if len(files) == 1 {
+				return err // one file: its error is the one line
+			}
 			failed++
 			fmt.Fprintf(a.stderr, "scrim: %s\n", oneLine(ui.Inert(err.Error())))
 			continue
@@ -96,6 +106,22 @@ func (a *app) runImport(agent string, paths []string) error {
 	}
 	if failed > 0 {
 		return fmt.Errorf("%d of %d files could not be imported (see above); fix or remove them and import again", failed, len(files))
+	}
+	return nil
+}
+
+// checkTranscriptText says so when a file is binary (a NUL byte in its first
+// 8,000 bytes, git's rule): JSON lines never hold one.
+func checkTranscriptText(path string) error {
+	file, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+	head := make([]byte, 8000)
+	n, _ := io.ReadFull(file, head)
+	if bytes.IndexByte(head[:n], 0) >= 0 {
+		return fmt.Errorf("%s looks binary (NUL byte), not a JSON-lines transcript: is this the right file?", path)
 	}
 	return nil
 }

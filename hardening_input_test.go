@@ -52,6 +52,14 @@ func inputRows() []inputRow {
 		{name: "flag without its value", args: []string{"redact", "{S}", "--model"}, code: 2, want: "flag needs an argument"},
 		{name: "root with an argument", args: []string{"--store", "x", "extra"}, code: 2, want: `unknown command "extra"`},
 
+		// import
+		{name: "import: nothing", args: []string{"import"}, code: 2, want: "requires at least 1 arg(s)"},
+		{name: "import: unknown agent", args: []string{"import", "frob", "x"}, code: 2, want: `unknown agent "frob": use scrim import claude or scrim import codex`},
+		{name: "import: missing file", args: []string{"import", "claude", "{file:missing}"}, code: 1, want: "no such file or directory; pass a transcript file or folder"},
+		{name: "import: folder without transcripts", args: []string{"import", "codex", "{file:dir}"}, code: 1, want: "no codex transcripts (*.jsonl) found in"},
+		{name: "import: binary file", args: []string{"import", "claude", "{file:binary}"}, code: 1, want: "looks binary (NUL byte), not a JSON-lines transcript: is this the right file?"},
+		{name: "import: huge sparse file", args: []string{"import", "codex", "{file:huge}"}, code: 1, want: "looks binary (NUL byte)"},
+
 		// demo
 		{name: "demo: extra argument", args: []string{"demo", "extra"}, code: 2, want: `unknown command "extra" for "scrim demo" (see: scrim demo --help)`},
 		{name: "demo: unknown flag", args: []string{"demo", "--frob"}, code: 2, want: "unknown flag: --frob (see: scrim demo --help)"},

@@ -36,17 +36,21 @@ func (p *Paths) Canonical(path, cwd string) string {
 	if c, ok := p.memo[key]; ok {
 		return c
 	}
+	// Join without cleaning: "link/../x" is the link target's sibling, as
+	// the agent's read saw it, and only policy.Canonical walks ".." that way.
+	// A lexical clean would attribute the content of secrets/x, read through
+	// "public/link-to-secrets/sub/../x", to public/x.
 	abs := path
 	switch {
 	case path == "~" || strings.HasPrefix(path, "~/"):
-		abs = filepath.Join(p.home, path[1:])
+		abs = p.home + "/" + path[1:]
 	case !filepath.IsAbs(path):
 		if !filepath.IsAbs(cwd) {
 			// No working folder recorded: anchor at the root rather than at
 			// wherever scrim runs, which has nothing to do with the session.
 			cwd = "/"
 		}
-		abs = filepath.Join(cwd, path)
+		abs = cwd + "/" + path
 	}
 	c, err := policy.Canonical(abs)
 	if err != nil {

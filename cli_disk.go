@@ -61,6 +61,8 @@ func describeStoreErr(dir string, err error) error {
 		return fmt.Errorf("the disk holding session store %s is full: free some space and try again, or pass --store DIR on another disk", dir)
 	case has(syscall.EROFS):
 		return fmt.Errorf("session store %s is on a read-only file system: scrim writes to its store even to read it; copy it somewhere writable and pass --store DIR", dir)
+	case has(syscall.ENOTDIR):
+		return fmt.Errorf("session store %s is a file, not a folder (or lies below one): pass --store DIR with a folder", dir)
 	case has(syscall.EACCES), has(syscall.EPERM):
 		return fmt.Errorf("session store %s cannot be written (permission denied): fix its permissions, or pass --store DIR you own", dir)
 	}

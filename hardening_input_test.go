@@ -60,6 +60,11 @@ func inputRows() []inputRow {
 		{name: "import: binary file", args: []string{"import", "claude", "{file:binary}"}, code: 1, want: "looks binary (NUL byte), not a JSON-lines transcript: is this the right file?"},
 		{name: "import: huge sparse file", args: []string{"import", "codex", "{file:huge}"}, code: 1, want: "looks binary (NUL byte)"},
 
+		// the store folder
+		{name: "store is a file", args: []string{"--store", "{policy}", "sessions"}, code: 1, want: "is a file, not a folder (or lies below one): pass --store DIR with a folder"},
+		{name: "store below a file", args: []string{"--store", "{below}", "sessions"}, code: 1, want: "is a file, not a folder"},
+		{name: "store is someone's project", args: []string{"--store", "{dir}", "sessions"}, code: 1, want: "holds other files"},
+
 		// demo
 		{name: "demo: extra argument", args: []string{"demo", "extra"}, code: 2, want: `unknown command "extra" for "scrim demo" (see: scrim demo --help)`},
 		{name: "demo: unknown flag", args: []string{"demo", "--frob"}, code: 2, want: "unknown flag: --frob (see: scrim demo --help)"},
@@ -207,7 +212,7 @@ func inputFixture(t *testing.T) map[string]string {
 	t.Helper()
 	isolate(t)
 	dir := t.TempDir()
-	vars := map[string]string{"{store}": filepath.Join(dir, "store"), "{policy}": filepath.Join(dir, "policy.toml"), "{S}": inputSession, "{T}": inputFresh}
+	vars := map[string]string{"{store}": filepath.Join(dir, "store"), "{policy}": filepath.Join(dir, "policy.toml"), "{S}": inputSession, "{T}": inputFresh, "{dir}": dir, "{below}": filepath.Join(dir, "policy.toml", "store")}
 	must(t, os.WriteFile(vars["{policy}"], []byte(inputPolicy), 0o644))
 	st, err := session.Open(vars["{store}"])
 	if err != nil {

@@ -277,7 +277,7 @@ func keys(m map[string]bool) []string {
 	return out
 }
 
-// TestHardLinkIsNotDetected pins a documented limit (docs/readme/security.md):
+// TestHardLinkIsNotDetected pins a documented limit (README, Security notes):
 // a hard link is the same file under a second name, and policy decides by
 // name. A hard link to a secret placed in a readable folder is readable. If
 // this test starts failing, scrim has learned to see hard links: update the

@@ -82,7 +82,7 @@ func options(dir string) badger.Options {
 		// Values over 1 KiB (most tool results) go to the value log: written
 		// once, never rewritten by compaction, and read back from an mmap,
 		// which makes bulk appends and loading a long session several times
-		// cheaper than keeping them in the LSM tree (docs/readme/store.md).
+		// cheaper than keeping them in the LSM tree (docs/sessions.md).
 		WithValueThreshold(1 << 10).
 		WithValueLogFileSize(64 << 20).
 		WithNumCompactors(2).

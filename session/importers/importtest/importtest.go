@@ -4,10 +4,13 @@ package importtest
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/scrim-dev/scrim/session"
+	"github.com/scrim-dev/scrim/session/importers"
 )
 
 // Store opens a real store in a temporary folder, closed when t ends.
@@ -103,4 +106,25 @@ func Session(t testing.TB, st *session.Store, title string) (session.Header, []s
 	}
 	t.Fatalf("no session titled %q; have %q", title, titles)
 	return session.Header{}, nil
+}
+
+// FuzzImport feeds arbitrary transcripts through the whole import of one
+// agent's format: it must never panic, never fail on bad input (only skip
+// it), and only write messages the store accepts.
+func FuzzImport(f *testing.F, agent string, newParser importers.Factory) {
+	st := Store(f)
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		file := filepath.Join(dir, "fuzz.jsonl")
+		if err := os.WriteFile(file, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		res, err := importers.Import(st, agent, file, newParser)
+		if err != nil {
+			t.Fatalf("import failed on input %q: %v", data, err)
+		}
+		if res.Skipped > res.Lines {
+			t.Fatalf("%d skipped of %d lines", res.Skipped, res.Lines)
+		}
+	})
 }

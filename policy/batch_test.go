@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -52,5 +53,75 @@ func TestBatchAgreesWithDecide(t *testing.T) {
 				t.Errorf("%s (round %d): batch %+v, Decide %+v", rel, round, got, want)
 			}
 		}
+	}
+}
+
+// A prefetched batch lists folders instead of checking each name: a symlink,
+// a missing name or a name in another case among many plain files must still
+// get Decide's answer.
+func TestBatchPrefetchAgreesWithDecide(t *testing.T) {
+	root := t.TempDir()
+	ws := filepath.Join(root, "ws")
+	for _, dir := range []string{"ws/many", "ws/secrets", "ws/big"} {
+		if err := os.MkdirAll(filepath.Join(root, dir), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write := func(rel string) {
+		if err := os.WriteFile(filepath.Join(root, rel), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("ws/secrets/k")
+	var paths []string
+	for i := range 12 {
+		name := fmt.Sprintf("ws/many/f%02d.go", i)
+		write(name)
+		paths = append(paths, filepath.Join(root, name))
+	}
+	// A folder far bigger than the names asked for: the listing stops early,
+	// and names past its budget are checked one by one.
+	for i := range 800 {
+		write(fmt.Sprintf("ws/big/g%04d", i))
+	}
+	for i := 790; i < 800; i++ {
+		paths = append(paths, filepath.Join(ws, "big", fmt.Sprintf("g%04d", i)))
+	}
+	for _, l := range [][2]string{
+		{filepath.Join(ws, "secrets/k"), "ws/many/key.go"}, // file link into denied
+		{filepath.Join(ws, "secrets"), "ws/many/sub"},      // folder link into denied
+		{filepath.Join(ws, "secrets/k"), "ws/big/g1995x"},  // link past the budget
+		{"nowhere", "ws/many/dangling"},                    // dangling link
+	} {
+		if err := os.Symlink(l[0], filepath.Join(root, l[1])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	paths = append(paths,
+		filepath.Join(ws, "many/key.go"), filepath.Join(ws, "many/sub/k"), filepath.Join(ws, "big/g0795x"),
+		filepath.Join(ws, "many/dangling"), filepath.Join(ws, "many/missing.go"), filepath.Join(ws, "many/F01.go"),
+		filepath.Join(ws, "many/sub"))
+	p, err := Parse([]byte("default_tier = \"limited\"\n[tiers.limited]\nlabel = \"limited\"\nread = [\""+ws+"/**\"]\ndeny = [\"**/secrets/**\"]\n"), filepath.Join(root, "p.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tier := p.Tiers["limited"]
+	b := p.NewBatch(tier)
+	b.Prefetch(paths)
+	if len(b.plain) == 0 {
+		t.Fatal("Prefetch listed no folder")
+	}
+	denied := 0
+	for _, path := range paths {
+		want, got := p.Decide(tier, path), b.Decide(path)
+		if got.Allowed != want.Allowed || got.Canonical != want.Canonical || got.Pattern != want.Pattern {
+			t.Errorf("%s: prefetched batch %+v, Decide %+v", path, got, want)
+		}
+		if !got.Allowed {
+			denied++
+		}
+	}
+	if denied < 3 {
+		t.Errorf("only %d paths denied: the links into secrets/ were not followed", denied)
 	}
 }

@@ -48,8 +48,24 @@ func (d *decisions) note(path string) {
 	}
 }
 
+// start decides every noted path in the background; the channel is closed
+// when all are decided.
+func (d *decisions) start() <-chan struct{} {
+	done := make(chan struct{})
+	if len(d.paths) == 0 {
+		close(done)
+		return done
+	}
+	go func() {
+		d.decideAll()
+		close(done)
+	}()
+	return done
+}
+
 // decideAll decides every noted path once.
 func (d *decisions) decideAll() {
+	d.batch.Prefetch(d.paths)
 	n := len(d.paths)
 	d.verdicts = make([]verdict, n)
 	workers := min(runtime.GOMAXPROCS(0), 8, n/parallelFrom)

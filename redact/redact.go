@@ -50,65 +50,74 @@ func History(msgs []session.Message, model string, p *policy.Policy) ([]session.
 	r := &run{tier: tier, dec: newDecisions(p, tier)}
 	r.rep = Report{Tier: Tier{Name: tier.Name, Label: tier.Label}}
 	r.reserve(msgs)
-	r.dec.decideAll()
-	r.rep.DeniedPaths = r.dec.denied()
-	// One bulk copy of the message headers, then fix each copy up in place:
-	// cheaper than building the slice message by message.
-	out := append(make([]session.Message, 0, len(msgs)), msgs...)
-	n := 0
-	for i := range msgs {
-		in := &msgs[i]
-		if in.Role == session.RoleEvent {
-			r.rep.Events++
-			continue
+	// Deciding touches the disk and copying touches memory: do both at once.
+	decided := r.dec.start()
+	var out []session.Message
+	if r.rep.Events == 0 {
+		// One bulk copy into fresh memory, then each copy gets its own
+		// storage: cheaper than building the slice message by message,
+		// above all while the garbage collector is running.
+		out = append([]session.Message(nil), msgs...)
+		for i := range out {
+			c := &out[i]
+			c.Parts = r.copyParts(c.Parts)
+			c.Meta.SourcePaths = r.copyPaths(c.Meta.SourcePaths)
 		}
-		c := &out[n]
-		if n != i {
-			*c = *in
-		}
-		n++
-		c.Parts = r.copyParts(in.Parts)
-		c.Meta.SourcePaths = r.copyPaths(in.Meta.SourcePaths)
-		attributed := in.Attributed()
-		switch {
-		case !attributed && len(in.Meta.SourcePaths) == 0:
-			if in.Role == session.RoleTool {
-				r.rep.UnknownSource++
+	} else {
+		out = make([]session.Message, 0, len(msgs)-r.rep.Events)
+		for i := range msgs {
+			if msgs[i].Role == session.RoleEvent {
+				continue
 			}
-		case attributed && !r.unattributedDenied(in):
+			out = append(out, msgs[i])
+			c := &out[len(out)-1]
+			c.Parts = r.copyParts(c.Parts)
+			c.Meta.SourcePaths = r.copyPaths(c.Meta.SourcePaths)
+		}
+	}
+	<-decided
+	r.rep.DeniedPaths = r.dec.denied()
+	for _, k := range r.tagged {
+		in, c := &msgs[k.in], &out[k.out]
+		if in.Attributed() && !r.unattributedDenied(in) {
 			c.Parts = r.redactParts(c.Parts)
-		default:
+		} else {
 			c.Parts = r.redactWhole(in, c.Parts)
 		}
 	}
-	clear(out[n:]) // drop references the compaction left behind
-	out = out[:n:n]
-	r.rep.Messages = n
+	r.rep.Messages = len(out)
 	return out, r.rep
 }
 
 // run is the state of one History call: its decisions and the arenas that
 // copies are cut from (one allocation each instead of one per message).
 type run struct {
-	tier  *policy.Tier
-	dec   *decisions
-	rep   Report
-	parts []session.Part
-	paths []string
-	input []byte
+	tier   *policy.Tier
+	dec    *decisions
+	rep    Report
+	tagged []at // messages that carry paths, the only ones redaction can change
+	parts  []session.Part
+	paths  []string
+	input  []byte
 }
 
-// reserve sizes the arenas and notes every path to decide. Events are
+// at is a message's index in the input and in the output.
+type at struct{ in, out int }
+
+// reserve sizes the arenas, counts events and messages of unknown source, and
+// notes every message with paths and every path to decide. Events are
 // dropped, so their paths are not decided.
 func (r *run) reserve(msgs []session.Message) {
 	var parts, paths, input int
 	for i := range msgs {
 		m := &msgs[i]
 		if m.Role == session.RoleEvent {
+			r.rep.Events++
 			continue
 		}
 		parts += len(m.Parts)
 		paths += len(m.Meta.SourcePaths)
+		tagged := len(m.Meta.SourcePaths) > 0
 		for _, p := range m.Meta.SourcePaths {
 			r.dec.note(p)
 		}
@@ -117,7 +126,13 @@ func (r *run) reserve(msgs []session.Message) {
 			input += len(pt.Input)
 			if pt.SourcePath != "" {
 				r.dec.note(pt.SourcePath)
+				tagged = true
 			}
+		}
+		if tagged {
+			r.tagged = append(r.tagged, at{i, i - r.rep.Events})
+		} else if m.Role == session.RoleTool {
+			r.rep.UnknownSource++
 		}
 	}
 	r.parts = make([]session.Part, parts)

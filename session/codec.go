@@ -3,6 +3,7 @@ package session
 import (
 	"encoding/json"
 	"errors"
+	"math/bits"
 	"strconv"
 	"unicode/utf8"
 )
@@ -124,53 +125,85 @@ var plain = func() (t [utf8.RuneSelf]bool) {
 }()
 
 // appendString quotes s exactly as encoding/json does, copying plain runs
-// whole.
+// whole. Runs are found eight bytes at a time: stored text is mostly code,
+// whose runs between tabs and newlines are long enough for that to pay.
 func appendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start, i := 0, 0
 	for {
+		for i+8 <= len(s) {
+			if m := special8(load8(s, i)); m != 0 {
+				i += bits.TrailingZeros64(m) / 8
+				break
+			}
+			i += 8
+		}
 		for i < len(s) && s[i] < utf8.RuneSelf && plain[s[i]] {
 			i++
 		}
 		if i >= len(s) {
 			break
 		}
-		b = append(b, s[start:i]...)
-		if c := s[i]; c < utf8.RuneSelf {
-			switch c {
-			case '\\', '"':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if (r != utf8.RuneError || size > 1) && r != '\u2028' && r != '\u2029' {
+				i += size // valid UTF-8 is copied with the run around it
+				continue
 			}
-			i++
+			b = append(b, s[start:i]...)
+			if r == utf8.RuneError {
+				b = append(b, `\ufffd`...)
+			} else {
+				b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+			}
+			i += size
 			start = i
 			continue
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b = append(b, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+		b = append(b, s[start:i]...)
+		switch c {
+		case '\\', '"':
+			b = append(b, '\\', c)
+		case '\b':
+			b = append(b, '\\', 'b')
+		case '\f':
+			b = append(b, '\\', 'f')
+		case '\n':
+			b = append(b, '\\', 'n')
+		case '\r':
+			b = append(b, '\\', 'r')
+		case '\t':
+			b = append(b, '\\', 't')
 		default:
-			b = append(b, s[i:i+size]...)
+			b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
 		}
-		i += size
+		i++
 		start = i
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
+}
+
+// load8 reads s[i:i+8] as a little-endian word (one load once compiled).
+func load8(s string, i int) uint64 {
+	s = s[i : i+8]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// special8 flags (in its high bit) each byte of x that appendString must look
+// at: non-ASCII, a control character, or one of "\<>&. Borrows can flag a
+// byte above a real match, never below one, so the lowest flag is exact.
+func special8(x uint64) uint64 {
+	q, bs, lt, gt, amp := x^(ones*'"'), x^(ones*'\\'), x^(ones*'<'), x^(ones*'>'), x^(ones*'&')
+	return (x | (x-ones*0x20)&^x |
+		(q-ones)&^q | (bs-ones)&^bs | (lt-ones)&^lt | (gt-ones)&^gt | (amp-ones)&^amp) & highs
 }
 
 // unmarshalMessage decodes a stored message record into m (which it resets).

@@ -37,16 +37,23 @@ func newDecisions(p *policy.Policy, t *policy.Tier) *decisions {
 	return &decisions{p: p, tier: t, batch: p.NewBatch(t), index: map[string]int32{}}
 }
 
-// note records a path to decide.
-func (d *decisions) note(path string) {
+// note records a path to decide and returns its index (-1 for no path).
+func (d *decisions) note(path string) int32 {
 	if path == "" {
-		return
+		return -1
 	}
-	if _, ok := d.index[path]; !ok {
-		d.index[path] = int32(len(d.paths))
+	k, ok := d.index[path]
+	if !ok {
+		k = int32(len(d.paths))
+		d.index[path] = k
 		d.paths = append(d.paths, path)
 	}
+	return k
 }
+
+// allowed reports whether the path with index k may be read; -1, no path,
+// has nothing to deny.
+func (d *decisions) allowed(k int32) bool { return k < 0 || d.verdicts[k].allowed }
 
 // start decides every noted path in the background; the channel is closed
 // when all are decided.
@@ -101,11 +108,6 @@ func (d *decisions) decide(path string) verdict {
 		v.placeholder = Placeholder(path, d.tier.Label)
 	}
 	return v
-}
-
-// get returns the verdict for a noted path.
-func (d *decisions) get(path string) *verdict {
-	return &d.verdicts[d.index[path]]
 }
 
 // denied lists the denied paths in order of first appearance, with the rule

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -19,20 +20,30 @@ type Batch struct {
 	p    *Policy
 	t    *Tier
 	mu   sync.RWMutex
-	dirs map[string]resolved
-	// plain holds, per canonical folder, the names a listing showed are
-	// not symlinks (set by Prefetch, read-only afterwards).
-	plain map[string]map[string]struct{}
+	dirs map[string]*folder
 }
 
-type resolved struct {
-	path string
-	err  error
+// folder is what a batch knows of one folder: where it resolves to and,
+// once enough of its names have been asked about, which of them are plain.
+type folder struct {
+	path  string
+	err   error
+	asked atomic.Int32
+	list  sync.Once
+	plain map[string]struct{} // names the listing showed are not symlinks
 }
+
+// listFrom is how many names asked in one folder make listing the folder
+// cheaper than an lstat per name; listBudget bounds how much of a folder a
+// listing reads, so that a huge folder costs no more than a few lstats.
+const (
+	listFrom   = 8
+	listBudget = 1024
+)
 
 // NewBatch starts a pass of decisions for tier t.
 func (p *Policy) NewBatch(t *Tier) *Batch {
-	return &Batch{p: p, t: t, dirs: map[string]resolved{}}
+	return &Batch{p: p, t: t, dirs: map[string]*folder{}}
 }
 
 // Decide is Policy.Decide with folder resolutions shared across the batch.
@@ -44,12 +55,12 @@ func (b *Batch) Decide(path string) Decision {
 		return b.p.Decide(b.t, path)
 	}
 	b.p.decisions.Add(1)
-	cdir := b.dir(dir)
-	if cdir.err != nil {
-		return decideForms(b.t, lex, "", cdir.err)
+	f := b.folder(dir)
+	if f.err != nil {
+		return decideForms(b.t, lex, "", f.err)
 	}
-	canon := filepath.Join(cdir.path, name)
-	if _, ok := b.plain[cdir.path][name]; ok {
+	canon := filepath.Join(f.path, name)
+	if f.isPlain(name) {
 		return decideForms(b.t, lex, canon, nil)
 	}
 	fi, err := os.Lstat(canon)
@@ -63,50 +74,8 @@ func (b *Batch) Decide(path string) Decision {
 	return decideForms(b.t, lex, canon, err)
 }
 
-func (b *Batch) dir(dir string) resolved {
-	b.mu.RLock()
-	r, ok := b.dirs[dir]
-	b.mu.RUnlock()
-	if ok {
-		return r
-	}
-	r.path, r.err = canonicalAbs(dir)
-	b.mu.Lock()
-	b.dirs[dir] = r
-	b.mu.Unlock()
-	return r
-}
-
-// listFrom is how many paths in one folder make listing the folder cheaper
-// than an lstat per path.
-const listFrom = 8
-
-// Prefetch prepares a batch for deciding paths: each folder holding at least
-// listFrom of them is listed once, and the names it shows as regular files or
-// folders need no lstat of their own. A listing reads at most a few dozen
-// entries per path asked for, so a huge folder costs no more than the lstats
-// it saves; a name the listing does not show (not reached, missing, spelled in
-// another case, of unknown type) is checked as before. Call it before
-// deciding, not concurrently with Decide.
-func (b *Batch) Prefetch(paths []string) {
-	count := map[string]int{}
-	for _, path := range paths {
-		if _, dir, _, ok := batchSplit(path); ok {
-			count[dir]++
-		}
-	}
-	for dir, n := range count {
-		if n < listFrom {
-			continue
-		}
-		if cdir := b.dir(dir); cdir.err == nil {
-			b.list(cdir.path, 32*n+256)
-		}
-	}
-}
-
 // batchSplit splits a path that Decide resolves folder by folder into its
-// cleaned folder and name.
+// cleaned form, folder and name.
 func batchSplit(path string) (lex, dir, name string, ok bool) {
 	if path == "" || !filepath.IsAbs(path) || strings.IndexByte(path, 0) >= 0 {
 		return "", "", "", false
@@ -119,17 +88,49 @@ func batchSplit(path string) (lex, dir, name string, ok bool) {
 	return lex, filepath.Clean(dir), name, true
 }
 
-// list reads up to budget entries of the canonical folder dir and notes
-// those that are plain files or folders, not symlinks.
-func (b *Batch) list(dir string, budget int) {
-	f, err := os.Open(dir)
-	if err != nil {
-		return
+func (b *Batch) folder(dir string) *folder {
+	b.mu.RLock()
+	f, ok := b.dirs[dir]
+	b.mu.RUnlock()
+	if ok {
+		return f
 	}
-	defer f.Close()
+	f = &folder{}
+	f.path, f.err = canonicalAbs(dir)
+	b.mu.Lock()
+	if prev, ok := b.dirs[dir]; ok {
+		f = prev // resolved by another goroutine meanwhile
+	} else {
+		b.dirs[dir] = f
+	}
+	b.mu.Unlock()
+	return f
+}
+
+// isPlain reports whether name is known to be a plain file or folder, not a
+// symlink. From the listFrom-th name asked, the folder is listed once; a
+// name the listing does not show (not reached, missing, spelled in another
+// case, of unknown type) is not known, and is checked on its own.
+func (f *folder) isPlain(name string) bool {
+	if f.asked.Add(1) < listFrom {
+		return false
+	}
+	f.list.Do(func() { f.plain = listPlain(f.path, listBudget) })
+	_, ok := f.plain[name]
+	return ok
+}
+
+// listPlain reads up to budget entries of folder dir and returns the names
+// of those that are regular files or folders.
+func listPlain(dir string, budget int) map[string]struct{} {
+	file, err := os.Open(dir)
+	if err != nil {
+		return nil
+	}
+	defer file.Close()
 	names := map[string]struct{}{}
 	for budget > 0 {
-		entries, err := f.ReadDir(min(budget, 1024))
+		entries, err := file.ReadDir(min(budget, 256))
 		for _, e := range entries {
 			if t := e.Type(); t.IsRegular() || t.IsDir() {
 				names[e.Name()] = struct{}{}
@@ -140,8 +141,5 @@ func (b *Batch) list(dir string, budget int) {
 			break
 		}
 	}
-	if b.plain == nil {
-		b.plain = map[string]map[string]struct{}{}
-	}
-	b.plain[dir] = names
+	return names
 }

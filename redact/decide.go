@@ -3,19 +3,20 @@ package redact
 import (
 	"runtime"
 	"sync"
-	"sync/atomic"
 
 	"github.com/scrim-dev/scrim/policy"
 )
 
-// parallelFrom is how many distinct paths make it worth deciding them on
-// several cores: below it, starting goroutines costs more than it saves.
-const parallelFrom = 64
+// spanSize is how many new paths are handed to the deciding goroutines at a
+// time. Deciding only starts on other cores once a history has that many
+// distinct paths: below it, goroutines cost more than they save.
+const spanSize = 64
 
 // decisions holds one History call's answers: every distinct path of the
 // history, decided exactly once. Deciding resolves symlinks on disk, so it is
-// by far the most expensive step, and paths are independent: they are
-// decided in parallel.
+// by far the most expensive step, and paths are independent: while History
+// copies messages and notes their paths, the paths noted so far are decided
+// on the other cores.
 type decisions struct {
 	p        *policy.Policy
 	tier     *policy.Tier
@@ -23,6 +24,18 @@ type decisions struct {
 	index    map[string]int32
 	paths    []string // in order of first appearance
 	verdicts []verdict
+
+	sent  int       // paths[:sent] have been handed out
+	spans []span    // what has been handed out, in order
+	work  chan span // nil until the first span
+	wg    sync.WaitGroup
+}
+
+// span is a run of paths handed to a deciding goroutine and where its
+// verdicts go.
+type span struct {
+	paths []string
+	out   []verdict
 }
 
 // verdict is a decision and, for a denied path, its placeholder text (built
@@ -47,59 +60,62 @@ func (d *decisions) note(path string) int32 {
 		k = int32(len(d.paths))
 		d.index[path] = k
 		d.paths = append(d.paths, path)
+		if len(d.paths)-d.sent == spanSize {
+			d.handOut()
+		}
 	}
 	return k
+}
+
+// handOut gives the paths noted since the last span to the deciding
+// goroutines, starting them the first time.
+func (d *decisions) handOut() {
+	n := len(d.paths)
+	if d.sent == n {
+		return
+	}
+	if d.work == nil {
+		d.work = make(chan span, 256)
+		for range min(runtime.GOMAXPROCS(0), 8) {
+			d.wg.Go(func() {
+				for s := range d.work {
+					for i, path := range s.paths {
+						s.out[i] = d.decide(path)
+					}
+				}
+			})
+		}
+	}
+	// The span's capacity ends at n: later notes append past it, never
+	// into what a goroutine reads.
+	s := span{paths: d.paths[d.sent:n:n], out: make([]verdict, n-d.sent)}
+	d.spans = append(d.spans, s)
+	d.sent = n
+	d.work <- s
+}
+
+// finish decides what is left and waits for every decision. A history with
+// fewer than spanSize distinct paths is decided here, on this goroutine.
+func (d *decisions) finish() {
+	if d.work == nil {
+		d.verdicts = make([]verdict, len(d.paths))
+		for i, path := range d.paths {
+			d.verdicts[i] = d.decide(path)
+		}
+		return
+	}
+	d.handOut()
+	close(d.work)
+	d.wg.Wait()
+	d.verdicts = make([]verdict, 0, len(d.paths))
+	for _, s := range d.spans {
+		d.verdicts = append(d.verdicts, s.out...)
+	}
 }
 
 // allowed reports whether the path with index k may be read; -1, no path,
 // has nothing to deny.
 func (d *decisions) allowed(k int32) bool { return k < 0 || d.verdicts[k].allowed }
-
-// start decides every noted path in the background; the channel is closed
-// when all are decided.
-func (d *decisions) start() <-chan struct{} {
-	done := make(chan struct{})
-	if len(d.paths) == 0 {
-		close(done)
-		return done
-	}
-	go func() {
-		d.decideAll()
-		close(done)
-	}()
-	return done
-}
-
-// decideAll decides every noted path once.
-func (d *decisions) decideAll() {
-	d.batch.Prefetch(d.paths)
-	n := len(d.paths)
-	d.verdicts = make([]verdict, n)
-	workers := min(runtime.GOMAXPROCS(0), 8, n/parallelFrom)
-	if workers <= 1 {
-		for i := range d.paths {
-			d.verdicts[i] = d.decide(d.paths[i])
-		}
-		return
-	}
-	const chunk = 16
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for {
-				start := int(next.Add(chunk)) - chunk
-				if start >= n {
-					return
-				}
-				for i := start; i < min(start+chunk, n); i++ {
-					d.verdicts[i] = d.decide(d.paths[i])
-				}
-			}
-		})
-	}
-	wg.Wait()
-}
 
 func (d *decisions) decide(path string) verdict {
 	dec := d.batch.Decide(path)

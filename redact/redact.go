@@ -51,25 +51,25 @@ func History(msgs []session.Message, model string, p *policy.Policy) ([]session.
 	tier, _ := p.TierFor(model)
 	r := &run{tier: tier, dec: newDecisions(p, tier)}
 	r.rep = Report{Tier: Tier{Name: tier.Name, Label: tier.Label}}
-	r.reserve(msgs)
-	// Deciding touches the disk and copying touches memory: do both at once.
-	decided := r.dec.start()
 	// Each copy gets its own parts and sourcePaths, allocated message by
 	// message: the garbage collector handles many small objects far better
-	// than two large arenas, which cost twice as much on a 100k history.
-	out := make([]session.Message, len(msgs)-r.rep.Events)
-	n := 0
+	// than a few large arenas. The paths of tagged messages are noted as
+	// they are copied and decided meanwhile on the other cores.
+	out := make([]session.Message, 0, len(msgs))
 	for i := range msgs {
-		if msgs[i].Role == session.RoleEvent {
+		m := &msgs[i]
+		if m.Role == session.RoleEvent {
+			r.rep.Events++
 			continue
 		}
-		c := &out[n]
-		n++
-		*c = msgs[i]
+		out = append(out, *m)
+		c := &out[len(out)-1]
 		c.Parts = copyParts(c.Parts)
 		c.Meta.SourcePaths = slices.Clone(c.Meta.SourcePaths)
+		r.note(m, len(out)-1, i)
 	}
-	<-decided
+	out = slices.Clip(out)
+	r.dec.finish()
 	r.rep.DeniedPaths = r.dec.denied()
 	for _, k := range r.tagged {
 		in, c := &msgs[k.in], &out[k.out]
@@ -101,29 +101,22 @@ type run struct {
 // decision indexes start in run.idx.
 type at struct{ in, out, first int }
 
-// reserve counts events and messages of unknown source, and notes every
-// message with paths and every path to decide. Events are dropped, so their
-// paths are not decided.
-func (r *run) reserve(msgs []session.Message) {
-	for i := range msgs {
-		m := &msgs[i]
-		if m.Role == session.RoleEvent {
-			r.rep.Events++
-			continue
+// note counts m if it is a tool result of unknown source; if it carries
+// paths, it notes them for deciding and m for the fix-up pass. Events are
+// dropped, so their paths are never noted.
+func (r *run) note(m *session.Message, out, in int) {
+	if len(m.Meta.SourcePaths) == 0 && !m.Attributed() {
+		if m.Role == session.RoleTool {
+			r.rep.UnknownSource++
 		}
-		if len(m.Meta.SourcePaths) == 0 && !m.Attributed() {
-			if m.Role == session.RoleTool {
-				r.rep.UnknownSource++
-			}
-			continue
-		}
-		r.tagged = append(r.tagged, at{i, i - r.rep.Events, len(r.idx)})
-		for _, p := range m.Meta.SourcePaths {
-			r.idx = append(r.idx, r.dec.note(p))
-		}
-		for j := range m.Parts {
-			r.idx = append(r.idx, r.dec.note(m.Parts[j].SourcePath))
-		}
+		return
+	}
+	r.tagged = append(r.tagged, at{in, out, len(r.idx)})
+	for _, p := range m.Meta.SourcePaths {
+		r.idx = append(r.idx, r.dec.note(p))
+	}
+	for j := range m.Parts {
+		r.idx = append(r.idx, r.dec.note(m.Parts[j].SourcePath))
 	}
 }
 

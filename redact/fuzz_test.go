@@ -41,12 +41,21 @@ func fuzzTree(t testing.TB) []string {
 		os.WriteFile(filepath.Join(root, d, "a.txt"), []byte("a"), 0o644)
 	}
 	os.Symlink(filepath.Join(root, "secrets"), filepath.Join(root, "pub", "link"))
-	return []string{
+	// Enough names in pub/ for a batch to list the folder, and a file link
+	// into secrets/ among them that the listing must not take as plain.
+	os.Symlink(filepath.Join(root, "secrets", "a.txt"), filepath.Join(root, "pub", "zlink.txt"))
+	paths := []string{
 		filepath.Join(root, "pub", "a.txt"), filepath.Join(root, "secrets", "a.txt"),
 		filepath.Join(root, "priv", "a.txt"), filepath.Join(root, "pub", "link", "a.txt"),
 		filepath.Join(root, "pub", "missing.env"), filepath.Join(root, "priv", "key.pem"),
-		"/", "relative/path.txt", "/bad\x00path",
+		"/", "relative/path.txt", "/bad\x00path", filepath.Join(root, "pub", "zlink.txt"),
 	}
+	for i := range 8 {
+		name := filepath.Join(root, "pub", fmt.Sprintf("f%d.txt", i))
+		os.WriteFile(name, []byte("f"), 0o644)
+		paths = append(paths, name)
+	}
+	return paths
 }
 
 var (

@@ -66,7 +66,7 @@ func History(msgs []session.Message, model string, p *policy.Policy) ([]session.
 		c := &out[len(out)-1]
 		c.Parts = copyParts(c.Parts)
 		c.Meta.SourcePaths = slices.Clone(c.Meta.SourcePaths)
-		r.note(m, len(out)-1, i)
+		r.note(m, i, len(out)-1)
 	}
 	out = slices.Clip(out)
 	r.dec.finish()
@@ -75,7 +75,7 @@ func History(msgs []session.Message, model string, p *policy.Policy) ([]session.
 		in, c := &msgs[k.in], &out[k.out]
 		meta := r.idx[k.first : k.first+len(in.Meta.SourcePaths)]
 		parts := r.idx[k.first+len(meta) : k.first+len(meta)+len(in.Parts)]
-		if in.Attributed() && !r.unattributedDenied(in, meta) {
+		if k.attributed && !r.unattributedDenied(in, meta) {
 			c.Parts = r.redactParts(c.Parts, parts)
 		} else {
 			c.Parts = r.redactWhole(in, c.Parts, meta, parts)
@@ -97,21 +97,26 @@ type run struct {
 	idx []int32
 }
 
-// at is a message's index in the input and in the output, and where its
-// decision indexes start in run.idx.
-type at struct{ in, out, first int }
+// at is a message's index in the input and in the output, where its
+// decision indexes start in run.idx, and whether its parts carry their own
+// paths.
+type at struct {
+	in, out, first int
+	attributed     bool
+}
 
 // note counts m if it is a tool result of unknown source; if it carries
 // paths, it notes them for deciding and m for the fix-up pass. Events are
 // dropped, so their paths are never noted.
-func (r *run) note(m *session.Message, out, in int) {
-	if len(m.Meta.SourcePaths) == 0 && !m.Attributed() {
+func (r *run) note(m *session.Message, in, out int) {
+	attributed := m.Attributed()
+	if len(m.Meta.SourcePaths) == 0 && !attributed {
 		if m.Role == session.RoleTool {
 			r.rep.UnknownSource++
 		}
 		return
 	}
-	r.tagged = append(r.tagged, at{in, out, len(r.idx)})
+	r.tagged = append(r.tagged, at{in, out, len(r.idx), attributed})
 	for _, p := range m.Meta.SourcePaths {
 		r.idx = append(r.idx, r.dec.note(p))
 	}

@@ -3,10 +3,12 @@ package session
 import (
 	"bytes"
 	"encoding/json"
+	"math/bits"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 func codecSamples() map[string]*Message {
@@ -237,5 +239,22 @@ func TestHeaderDecodeMatchesEncodingJSON(t *testing.T) {
 	for _, s := range []string{`{"id":"a","messages":-1}`, `{"ID":"a"}`, `{"title":null}`, `{"id":"a","id":"b"}`,
 		`{"updatedAt":"bad"}`, `{"id":"a"}]`, `{"messages":1.5}`, `{"extra":true}`} {
 		checkHeaderDecode(t, []byte(s))
+	}
+}
+
+// special8 and the plain table say the same thing, a word and a byte at a
+// time: appendString uses one for the body of a string and the other for
+// its tail.
+func TestSpecial8AgreesWithPlain(t *testing.T) {
+	for c := range 256 {
+		want := c >= utf8.RuneSelf || !plain[c]
+		for pos := range 8 {
+			word := uint64('a') * ones
+			word = word&^(0xff<<(8*pos)) | uint64(c)<<(8*pos)
+			m := special8(word)
+			if got := m != 0 && bits.TrailingZeros64(m)/8 == pos; got != want {
+				t.Errorf("byte %#x at %d: special8 flags it %v, plain says %v", c, pos, got, want)
+			}
+		}
 	}
 }

@@ -17,10 +17,11 @@ import (
 // as Decide's, given that folders do not change during the pass. Safe for
 // concurrent use.
 type Batch struct {
-	p    *Policy
-	t    *Tier
-	mu   sync.RWMutex
-	dirs map[string]*folder
+	p      *Policy
+	t      *Tier
+	mu     sync.RWMutex
+	dirs   map[string]*folder
+	expect map[string]int // names to come per folder, from Expect
 }
 
 // folder is what a batch knows of one folder: where it resolves to and,
@@ -28,7 +29,7 @@ type Batch struct {
 type folder struct {
 	path  string
 	err   error
-	asked atomic.Int32
+	asked atomic.Int32 // starts at listFrom-1 when Expect says many will be
 	list  sync.Once
 	plain map[string]struct{} // names the listing showed are not symlinks
 }
@@ -44,6 +45,21 @@ const (
 // NewBatch starts a pass of decisions for tier t.
 func (p *Policy) NewBatch(t *Tier) *Batch {
 	return &Batch{p: p, t: t, dirs: map[string]*folder{}}
+}
+
+// Expect tells the batch which paths it is about to be asked about, before
+// any is, so that a folder with listFrom of them or more is listed at the
+// first rather than after an lstat each for the others. It is a hint: the
+// answers are the same without it.
+func (b *Batch) Expect(paths []string) {
+	b.expect = map[string]int{}
+	for _, p := range paths {
+		// The folder as batchSplit finds it for a clean path; for any
+		// other, the hint is just not found.
+		if i := strings.LastIndexByte(p, '/'); i > 0 {
+			b.expect[p[:i]]++
+		}
+	}
 }
 
 // Decide is Policy.Decide with folder resolutions shared across the batch.
@@ -96,6 +112,9 @@ func (b *Batch) folder(dir string) *folder {
 		return f
 	}
 	f = &folder{}
+	if b.expect[dir] >= listFrom {
+		f.asked.Store(listFrom - 1)
+	}
 	f.path, f.err = canonicalAbs(dir)
 	b.mu.Lock()
 	if prev, ok := b.dirs[dir]; ok {

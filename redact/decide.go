@@ -1,41 +1,28 @@
 package redact
 
 import (
-	"runtime"
-	"sync"
+	"sync/atomic"
 
 	"github.com/scrim-dev/scrim/policy"
+	"github.com/scrim-dev/scrim/session"
 )
 
-// spanSize is how many new paths are handed to the deciding goroutines at a
-// time. Deciding only starts on other cores once a history has that many
-// distinct paths: below it, goroutines cost more than they save.
+// spanSize is how many paths a deciding goroutine takes at a time: enough
+// to make taking them cheap, few enough that the cores finish together.
 const spanSize = 64
 
 // decisions holds one History call's answers: every distinct path of the
 // history, decided exactly once. Deciding resolves symlinks on disk, so it is
-// by far the most expensive step, and paths are independent: while History
-// copies messages and notes their paths, the paths noted so far are decided
-// on the other cores.
+// by far the most expensive step per path; paths are independent, so every
+// core decides spans of them until none is left.
 type decisions struct {
 	p        *policy.Policy
 	tier     *policy.Tier
 	batch    *policy.Batch
-	index    map[string]int32
-	paths    []string // in order of first appearance
-	verdicts []verdict
-
-	sent  int       // paths[:sent] have been handed out
-	spans []span    // what has been handed out, in order
-	work  chan span // nil until the first span
-	wg    sync.WaitGroup
-}
-
-// span is a run of paths handed to a deciding goroutine and where its
-// verdicts go.
-type span struct {
-	paths []string
-	out   []verdict
+	index    map[string]int32 // nil until the first chunk is merged
+	paths    []string         // in order of first appearance
+	verdicts []verdict        // sized when deciding starts
+	next     atomic.Int64     // the next span to take
 }
 
 // verdict is a decision and, for a denied path, its placeholder text (built
@@ -47,70 +34,49 @@ type verdict struct {
 }
 
 func newDecisions(p *policy.Policy, t *policy.Tier) *decisions {
-	return &decisions{p: p, tier: t, batch: p.NewBatch(t), index: map[string]int32{}}
+	return &decisions{p: p, tier: t, batch: p.NewBatch(t)}
 }
 
-// note records a path to decide and returns its index (-1 for no path).
-func (d *decisions) note(path string) int32 {
-	if path == "" {
-		return -1
-	}
-	k, ok := d.index[path]
-	if !ok {
-		k = int32(len(d.paths))
-		d.index[path] = k
-		d.paths = append(d.paths, path)
-		if len(d.paths)-d.sent == spanSize {
-			d.handOut()
-		}
-	}
-	return k
-}
-
-// handOut gives the paths noted since the last span to the deciding
-// goroutines, starting them the first time.
-func (d *decisions) handOut() {
-	n := len(d.paths)
-	if d.sent == n {
+// merge adds a noted chunk's paths, in order, to the call's, and gives the
+// chunk the map from its indexes to the call's. Chunks must be merged in
+// order, so that paths stay in order of first appearance.
+func (d *decisions) merge(c *chunk) {
+	if d.index == nil {
+		// The first chunk's indexes are the call's.
+		d.index, d.paths = c.index, c.paths
 		return
 	}
-	if d.work == nil {
-		d.work = make(chan span, 256)
-		for range min(runtime.GOMAXPROCS(0), 8) {
-			d.wg.Go(func() {
-				for s := range d.work {
-					for i, path := range s.paths {
-						s.out[i] = d.decide(path)
-					}
-				}
-			})
+	c.global = make([]int32, len(c.paths))
+	for i, path := range c.paths {
+		k, ok := d.index[path]
+		if !ok {
+			k = int32(len(d.paths))
+			d.index[path] = k
+			d.paths = append(d.paths, path)
 		}
+		c.global[i] = k
 	}
-	// The span's capacity ends at n: later notes append past it, never
-	// into what a goroutine reads.
-	s := span{paths: d.paths[d.sent:n:n], out: make([]verdict, n-d.sent)}
-	d.spans = append(d.spans, s)
-	d.sent = n
-	d.work <- s
 }
 
-// finish decides what is left and waits for every decision. A history with
-// fewer than spanSize distinct paths is decided here, on this goroutine.
-func (d *decisions) finish() {
-	if d.work == nil {
-		d.verdicts = make([]verdict, len(d.paths))
-		for i, path := range d.paths {
-			d.verdicts[i] = d.decide(path)
+// decideSpans decides spans of paths until none is left. Every goroutine of
+// the call runs it, once every chunk is merged and start has been called.
+func (d *decisions) decideSpans() {
+	for {
+		lo := int(d.next.Add(1)-1) * spanSize
+		if lo >= len(d.paths) {
+			return
 		}
-		return
+		for i := lo; i < min(lo+spanSize, len(d.paths)); i++ {
+			d.verdicts[i] = d.decide(d.paths[i])
+		}
 	}
-	d.handOut()
-	close(d.work)
-	d.wg.Wait()
-	d.verdicts = make([]verdict, 0, len(d.paths))
-	for _, s := range d.spans {
-		d.verdicts = append(d.verdicts, s.out...)
-	}
+}
+
+// start readies the verdicts once every chunk is merged, and tells the batch
+// which paths are coming.
+func (d *decisions) start() {
+	d.verdicts = make([]verdict, len(d.paths))
+	d.batch.Expect(d.paths)
 }
 
 // allowed reports whether the path with index k may be read; -1, no path,
@@ -124,6 +90,11 @@ func (d *decisions) decide(path string) verdict {
 		v.placeholder = Placeholder(path, d.tier.Label)
 	}
 	return v
+}
+
+// placeholder replaces content from the denied path with index k.
+func (d *decisions) placeholder(kind session.PartKind, k int32) session.Part {
+	return session.Part{Kind: kind, Text: d.verdicts[k].placeholder, SourcePath: d.paths[k], Redacted: true}
 }
 
 // denied lists the denied paths in order of first appearance, with the rule

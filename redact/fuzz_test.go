@@ -140,7 +140,46 @@ func FuzzHistory(f *testing.F) {
 			t.Fatal("History changed its input")
 		}
 		checkInvariants(t, pol, label, msgs, out, rep)
+
+		// Cut into chunks and blocks as small as they go, the history
+		// comes out the same: merging the chunks' paths, placing copies
+		// after events and sharing out the work lose nothing.
+		fine := layout{chunkMin: 1, maxChunks: 1 + c.n(6), block: 1 + c.n(4)}
+		if out2, rep2 := history(msgs, "any/model", pol, fine); !reflect.DeepEqual(out2, out) || !reflect.DeepEqual(rep2, rep) {
+			t.Fatalf("cut as %+v, the result differs:\n%+v\n%+v\nwant\n%+v\n%+v", fine, out2, rep2, out, rep)
+		}
+		checkOwnStorage(t, msgs, copyBefore, out)
 	})
+}
+
+// checkOwnStorage writes through every slice of each message of out, and
+// fails if that reaches the input or another message of out.
+func checkOwnStorage(t *testing.T, in, inBefore, out []session.Message) {
+	t.Helper()
+	for i := range out {
+		others := deepCopy(out)
+		m := &out[i]
+		for j := range m.Parts {
+			m.Parts[j].Text = "overwritten"
+			if len(m.Parts[j].Input) > 0 {
+				m.Parts[j].Input[0] = 'X'
+			}
+			m.Parts[j].Input = append(m.Parts[j].Input, '!')
+		}
+		if len(m.Meta.SourcePaths) > 0 {
+			m.Meta.SourcePaths[0] = "/overwritten"
+		}
+		m.Parts = append(m.Parts, session.Part{Text: "appended"})
+		m.Meta.SourcePaths = append(m.Meta.SourcePaths, "/appended")
+		for k := range out {
+			if k != i && !reflect.DeepEqual(out[k], others[k]) {
+				t.Fatalf("writing through message %d of the result changed message %d", i, k)
+			}
+		}
+	}
+	if !reflect.DeepEqual(in, inBefore) {
+		t.Fatal("the result shares storage with the input")
+	}
 }
 
 func checkInvariants(t *testing.T, pol *policy.Policy, label string, in, out []session.Message, rep Report) {

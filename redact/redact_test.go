@@ -293,11 +293,16 @@ func TestDefaultTierAndUndecidablePathsFailClosed(t *testing.T) {
 }
 
 // TestDecisionsAreMemoised counts policy decisions: one per distinct path,
-// whether decided on one core (50 paths) or several (5,000).
+// whether the history is cut as usual or into seven chunks, each noting the
+// same paths in a map of its own.
 func TestDecisionsAreMemoised(t *testing.T) {
 	pol := loadPolicy(t, testPolicy)
-	for _, distinct := range []int{50, 5000} {
-		t.Run(fmt.Sprint(distinct, " paths"), func(t *testing.T) {
+	for _, tc := range []struct {
+		distinct int
+		l        layout
+	}{{50, defaultLayout}, {5000, defaultLayout}, {50, layout{chunkMin: 1, maxChunks: 7, block: 3}}, {5000, layout{chunkMin: 1, maxChunks: 7, block: 3}}} {
+		distinct := tc.distinct
+		t.Run(fmt.Sprintf("%d paths, %+v", distinct, tc.l), func(t *testing.T) {
 			msgs := make([]session.Message, 10000)
 			var order []string
 			seen := map[string]bool{}
@@ -314,7 +319,7 @@ func TestDecisionsAreMemoised(t *testing.T) {
 				t.Fatalf("fixture has %d distinct paths, want %d", len(seen), distinct)
 			}
 			start := pol.DecisionCount()
-			out, rep := History(msgs, "limited/x", pol)
+			out, rep := history(msgs, "limited/x", pol, tc.l)
 			if n := pol.DecisionCount() - start; n != uint64(distinct) {
 				t.Fatalf("%d decisions for %d distinct paths", n, distinct)
 			}

@@ -1,0 +1,268 @@
+package redact
+
+import (
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/scrim-dev/scrim/session"
+)
+
+// layout is how a call cuts up its work. Tests cut small histories as finely
+// as long ones are cut.
+type layout struct {
+	chunkMin  int // fewest messages worth a goroutine of their own
+	maxChunks int // at most this many chunks (and goroutines); 0: one per core
+	block     int // messages copied as one piece of work
+}
+
+// defaultLayout starts a goroutine only for 2,048 messages or more, and
+// copies 256 messages at a time: their parts, one allocation, stay below
+// the allocator's 32 KiB small-object limit.
+var defaultLayout = layout{chunkMin: 2048, block: 256}
+
+// split cuts msgs into at most one chunk per core (eight at most), each of at
+// least chunkMin messages; there is always at least one chunk.
+func (l layout) split(msgs []session.Message) []*chunk {
+	most := l.maxChunks
+	if most == 0 {
+		most = min(runtime.GOMAXPROCS(0), 8)
+	}
+	n := max(1, min(most, len(msgs)/l.chunkMin))
+	chunks := make([]*chunk, n)
+	for i := range chunks {
+		lo, hi := len(msgs)*i/n, len(msgs)*(i+1)/n
+		chunks[i] = &chunk{id: i, block: l.block, in: msgs[lo:hi:hi], index: map[string]int32{}}
+	}
+	return chunks
+}
+
+// each runs fn on every chunk at once, the first on this goroutine, and
+// returns when all are done.
+func each(chunks []*chunk, fn func(*chunk)) {
+	var wg sync.WaitGroup
+	for _, c := range chunks[1:] {
+		wg.Go(func() { fn(c) })
+	}
+	fn(chunks[0])
+	wg.Wait()
+}
+
+// chunk is a run of the input and what History learns of it. Its paths are
+// noted in a map of its own, so that chunks are noted at once; merging then
+// maps its indexes to the call's.
+type chunk struct {
+	id     int
+	block  int // messages copied as one piece of work
+	in     []session.Message
+	at     int   // where the chunk's copies start in the output
+	blocks []int // where each block's copies start, from at
+	events int
+
+	index  map[string]int32 // the chunk's distinct paths, to local indexes
+	paths  []string         // in order of first appearance
+	global []int32          // local index to the call's; nil if the same
+	tagged []tagged         // messages that carry paths: the only ones redaction can change
+	// idx holds, for each tagged message, the local index of each of its
+	// sourcePaths and then of each part's path (-1 for a part without):
+	// each path is hashed once, when it is noted.
+	idx []int32
+
+	unknownSource, redactedMessages, redactedParts int
+}
+
+// tagged is where a message's copy is, from the chunk's start in the output,
+// where its path indexes start in chunk.idx, and whether its parts carry
+// their own paths.
+type tagged struct {
+	out, first int
+	attributed bool
+}
+
+// scan counts the chunk's events, block by block, and tool results of
+// unknown source, and notes the paths of every message that carries any.
+// Events are dropped, so their paths are never noted.
+func (c *chunk) scan() {
+	c.blocks = make([]int, 0, (len(c.in)+c.block-1)/c.block)
+	out := 0
+	for i := range c.in {
+		if i%c.block == 0 {
+			c.blocks = append(c.blocks, out)
+		}
+		m := &c.in[i]
+		if m.Role == session.RoleEvent {
+			c.events++
+			continue
+		}
+		c.note(m, out)
+		out++
+	}
+}
+
+// note counts m if it is a tool result of unknown source, and notes its
+// paths if it carries any; its copy will be the chunk's k-th.
+func (c *chunk) note(m *session.Message, k int) {
+	attributed := m.Attributed()
+	if len(m.Meta.SourcePaths) == 0 && !attributed {
+		if m.Role == session.RoleTool {
+			c.unknownSource++
+		}
+		return
+	}
+	first := len(c.idx)
+	c.tagged = append(c.tagged, tagged{k, first, attributed})
+	meta := m.Meta.SourcePaths
+	for _, path := range meta {
+		c.idx = append(c.idx, c.noteOne(path))
+	}
+	for j := range m.Parts {
+		// A part's path is almost always one of the message's
+		// sourcePaths, just noted: for a few, comparing costs less than
+		// hashing.
+		path := m.Parts[j].SourcePath
+		k := int32(-1)
+		if i := indexSmall(meta, path); i >= 0 {
+			k = c.idx[first+i]
+		} else if path != "" {
+			k = c.noteOne(path)
+		}
+		c.idx = append(c.idx, k)
+	}
+}
+
+// indexSmall is slices.Index for a few paths, -1 for more: a search that
+// costs more than a hash is not worth it.
+func indexSmall(paths []string, path string) int {
+	if len(paths) > 8 || path == "" {
+		return -1
+	}
+	return slices.Index(paths, path)
+}
+
+// noteOne returns path's local index, noting it if it is new; -1 for no path.
+func (c *chunk) noteOne(path string) int32 {
+	if path == "" {
+		return -1
+	}
+	k, ok := c.index[path]
+	if !ok {
+		k = int32(len(c.paths))
+		c.index[path] = k
+		c.paths = append(c.paths, path)
+	}
+	return k
+}
+
+// copy copies block b of the chunk, less events, to out. Runs between events
+// are copied whole, which costs less than one by one. Each copy gets parts,
+// tool inputs and sourcePaths of its own, cut from one allocation of each
+// per block, with capacities that end where they do: an append to one
+// message's parts reallocates rather than writing into the next one's.
+func (c *chunk) copy(out []session.Message, b int) {
+	lo, hi := b*c.block, min((b+1)*c.block, len(c.in))
+	start := c.at + c.blocks[b]
+	k := start
+	for i := lo; i < hi; {
+		j := i
+		for j < hi && (c.events == 0 || c.in[j].Role != session.RoleEvent) {
+			j++
+		}
+		k += copy(out[k:], c.in[i:j])
+		i = j + 1
+	}
+	copies := out[start:k]
+	nparts, npaths, ninput := 0, 0, 0
+	for i := range copies {
+		m := &copies[i]
+		nparts += len(m.Parts)
+		npaths += len(m.Meta.SourcePaths)
+		for j := range m.Parts {
+			ninput += len(m.Parts[j].Input)
+		}
+	}
+	parts, paths, inputs := make([]session.Part, nparts), make([]string, npaths), make([]byte, ninput)
+	for i := range copies {
+		m := &copies[i]
+		if m.Parts != nil {
+			n := copy(parts, m.Parts)
+			m.Parts, parts = parts[:n:n], parts[n:]
+			for j := range m.Parts {
+				if in := m.Parts[j].Input; in != nil {
+					n := copy(inputs, in)
+					m.Parts[j].Input, inputs = inputs[:n:n], inputs[n:]
+				}
+			}
+		}
+		if m.Meta.SourcePaths != nil {
+			n := copy(paths, m.Meta.SourcePaths)
+			m.Meta.SourcePaths, paths = paths[:n:n], paths[n:]
+		}
+	}
+}
+
+// work is the copying and deciding of one call, shared by its goroutines:
+// each takes a block to copy or a span to decide at a time.
+type work struct {
+	chunks []*chunk
+	out    []session.Message
+	dec    *decisions
+	blocks []blockRef   // every block of every chunk, in order
+	next   atomic.Int64 // the next block to copy
+}
+
+type blockRef struct{ c, b int32 }
+
+func newWork(chunks []*chunk, out []session.Message, dec *decisions) *work {
+	w := &work{chunks: chunks, out: out, dec: dec}
+	for _, c := range chunks {
+		for b := range c.blocks {
+			w.blocks = append(w.blocks, blockRef{int32(c.id), int32(b)})
+		}
+	}
+	return w
+}
+
+// run copies and decides until nothing is left. Even-numbered goroutines
+// start by copying, odd ones by deciding: with two cores, one waits on
+// memory while the other waits on the file system.
+func (w *work) run(c *chunk) {
+	if c.id%2 == 1 {
+		w.dec.decideSpans()
+	}
+	for w.copyNext() {
+	}
+	w.dec.decideSpans()
+}
+
+// copyNext copies the next block, if any is left.
+func (w *work) copyNext() bool {
+	i := int(w.next.Add(1) - 1)
+	if i >= len(w.blocks) {
+		return false
+	}
+	r := w.blocks[i]
+	w.chunks[r.c].copy(w.out, int(r.b))
+	return true
+}
+
+// fixUp redacts the copies of the chunk's tagged messages in out.
+func (c *chunk) fixUp(out []session.Message, d *decisions) {
+	if c.global != nil {
+		for i, k := range c.idx {
+			if k >= 0 {
+				c.idx[i] = c.global[k]
+			}
+		}
+	}
+	for _, t := range c.tagged {
+		m := &out[c.at+t.out]
+		meta := c.idx[t.first : t.first+len(m.Meta.SourcePaths)]
+		parts := c.idx[t.first+len(meta) : t.first+len(meta)+len(m.Parts)]
+		if t.attributed && !d.unattributedDenied(m, meta) {
+			m.Parts = c.redactParts(d, m.Parts, parts)
+		} else {
+			m.Parts = c.redactWhole(d, m, meta, parts)
+		}
+	}
+}

@@ -76,7 +76,7 @@ type chunk struct {
 // where its path indexes start in chunk.idx, and whether its parts carry
 // their own paths.
 type tagged struct {
-	out, first int
+	out, first int32 // 12 bytes a message, not 24: there can be many
 	attributed bool
 }
 
@@ -111,7 +111,7 @@ func (c *chunk) note(m *session.Message, k int) {
 		return
 	}
 	first := len(c.idx)
-	c.tagged = append(c.tagged, tagged{k, first, attributed})
+	c.tagged = append(c.tagged, tagged{int32(k), int32(first), attributed})
 	meta := m.Meta.SourcePaths
 	for _, path := range meta {
 		c.idx = append(c.idx, c.noteOne(path))
@@ -256,9 +256,10 @@ func (c *chunk) fixUp(out []session.Message, d *decisions) {
 		}
 	}
 	for _, t := range c.tagged {
-		m := &out[c.at+t.out]
-		meta := c.idx[t.first : t.first+len(m.Meta.SourcePaths)]
-		parts := c.idx[t.first+len(meta) : t.first+len(meta)+len(m.Parts)]
+		m := &out[c.at+int(t.out)]
+		first := int(t.first)
+		meta := c.idx[first : first+len(m.Meta.SourcePaths)]
+		parts := c.idx[first+len(meta) : first+len(meta)+len(m.Parts)]
 		if t.attributed && !d.unattributedDenied(m, meta) {
 			m.Parts = c.redactParts(d, m.Parts, parts)
 		} else {

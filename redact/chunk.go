@@ -56,8 +56,8 @@ type chunk struct {
 	id     int
 	block  int // messages copied as one piece of work
 	in     []session.Message
-	at     int   // where the chunk's copies start in the output
-	blocks []int // where each block's copies start, from at
+	at     int // where the chunk's copies start in the output
+	blocks []block
 	events int
 
 	index  map[string]int32 // the chunk's distinct paths, to local indexes
@@ -69,8 +69,16 @@ type chunk struct {
 	// each path is hashed once, when it is noted.
 	idx []int32
 
-	unknownSource, redactedMessages, redactedParts int
+	unknownSource int
+	tally         // of the blocks this chunk's goroutine fixed up
 }
+
+// block is where a block's copies start, from the chunk's start in the
+// output, and where its tagged messages start in chunk.tagged.
+type block struct{ out, tagged int32 }
+
+// tally counts what redaction changed.
+type tally struct{ redactedMessages, redactedParts int }
 
 // tagged is where a message's copy is, from the chunk's start in the output,
 // where its path indexes start in chunk.idx, and whether its parts carry
@@ -84,11 +92,11 @@ type tagged struct {
 // unknown source, and notes the paths of every message that carries any.
 // Events are dropped, so their paths are never noted.
 func (c *chunk) scan() {
-	c.blocks = make([]int, 0, (len(c.in)+c.block-1)/c.block)
+	c.blocks = make([]block, 0, (len(c.in)+c.block-1)/c.block)
 	out := 0
 	for i := range c.in {
 		if i%c.block == 0 {
-			c.blocks = append(c.blocks, out)
+			c.blocks = append(c.blocks, block{int32(out), int32(len(c.tagged))})
 		}
 		m := &c.in[i]
 		if m.Role == session.RoleEvent {
@@ -161,7 +169,7 @@ func (c *chunk) noteOne(path string) int32 {
 // message's parts reallocates rather than writing into the next one's.
 func (c *chunk) copy(out []session.Message, b int) {
 	lo, hi := b*c.block, min((b+1)*c.block, len(c.in))
-	start := c.at + c.blocks[b]
+	start := c.at + int(c.blocks[b].out)
 	k := start
 	for i := lo; i < hi; {
 		j := i
@@ -201,69 +209,62 @@ func (c *chunk) copy(out []session.Message, b int) {
 	}
 }
 
-// work is the copying and deciding of one call, shared by its goroutines:
-// each takes a block to copy or a span to decide at a time.
-type work struct {
-	chunks []*chunk
-	out    []session.Message
-	dec    *decisions
-	blocks []blockRef   // every block of every chunk, in order
-	next   atomic.Int64 // the next block to copy
+// blocks lists every block of every chunk, in order, for the goroutines of
+// a call to take one at a time.
+type blocks struct {
+	all  []blockRef
+	next atomic.Int64
 }
 
 type blockRef struct{ c, b int32 }
 
-func newWork(chunks []*chunk, out []session.Message, dec *decisions) *work {
-	w := &work{chunks: chunks, out: out, dec: dec}
+func newBlocks(chunks []*chunk) *blocks {
+	bs := &blocks{}
 	for _, c := range chunks {
 		for b := range c.blocks {
-			w.blocks = append(w.blocks, blockRef{int32(c.id), int32(b)})
+			bs.all = append(bs.all, blockRef{int32(c.id), int32(b)})
 		}
 	}
-	return w
+	return bs
 }
 
-// run copies and decides until nothing is left. Even-numbered goroutines
-// start by copying, odd ones by deciding: with two cores, one waits on
-// memory while the other waits on the file system.
-func (w *work) run(c *chunk) {
-	if c.id%2 == 1 {
-		w.dec.decideSpans()
+// take returns the next block not yet taken, if any is left.
+func (bs *blocks) take() (blockRef, bool) {
+	i := int(bs.next.Add(1) - 1)
+	if i >= len(bs.all) {
+		return blockRef{}, false
 	}
-	for w.copyNext() {
-	}
-	w.dec.decideSpans()
+	return bs.all[i], true
 }
 
-// copyNext copies the next block, if any is left.
-func (w *work) copyNext() bool {
-	i := int(w.next.Add(1) - 1)
-	if i >= len(w.blocks) {
-		return false
+// globalize turns the chunk's path indexes into the call's.
+func (c *chunk) globalize() {
+	if c.global == nil {
+		return
 	}
-	r := w.blocks[i]
-	w.chunks[r.c].copy(w.out, int(r.b))
-	return true
-}
-
-// fixUp redacts the copies of the chunk's tagged messages in out.
-func (c *chunk) fixUp(out []session.Message, d *decisions) {
-	if c.global != nil {
-		for i, k := range c.idx {
-			if k >= 0 {
-				c.idx[i] = c.global[k]
-			}
+	for i, k := range c.idx {
+		if k >= 0 {
+			c.idx[i] = c.global[k]
 		}
 	}
-	for _, t := range c.tagged {
-		m := &out[c.at+int(t.out)]
-		first := int(t.first)
+}
+
+// fixUp redacts the copies in out of block b's tagged messages, just copied
+// and so still in cache, counting what it changes in t.
+func (c *chunk) fixUp(out []session.Message, b int, d *decisions, t *tally) {
+	end := len(c.tagged)
+	if b+1 < len(c.blocks) {
+		end = int(c.blocks[b+1].tagged)
+	}
+	for _, tg := range c.tagged[c.blocks[b].tagged:end] {
+		m := &out[c.at+int(tg.out)]
+		first := int(tg.first)
 		meta := c.idx[first : first+len(m.Meta.SourcePaths)]
 		parts := c.idx[first+len(meta) : first+len(meta)+len(m.Parts)]
-		if t.attributed && !d.unattributedDenied(m, meta) {
-			m.Parts = c.redactParts(d, m.Parts, parts)
+		if tg.attributed && !d.unattributedDenied(m, meta) {
+			m.Parts = t.redactParts(d, m.Parts, parts)
 		} else {
-			m.Parts = c.redactWhole(d, m, meta, parts)
+			m.Parts = t.redactWhole(d, m, meta, parts)
 		}
 	}
 }

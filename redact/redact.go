@@ -50,10 +50,9 @@ type Report struct {
 //
 // A long history is cut into one chunk per core, and each step runs on all
 // chunks at once. First each chunk notes its paths and counts its events.
-// Then, once the chunks' paths are merged, the cores copy the messages and
-// decide the distinct paths together: copying is bound by memory, deciding
-// by system calls, so one core starts on each and both end on whatever is
-// left. Last, each chunk fixes up its tagged messages' copies.
+// Then, once the chunks' paths are merged, the cores decide the distinct
+// paths, a span at a time. Last they copy the messages a block at a time,
+// fixing up each block's tagged messages while it is still in cache.
 func History(msgs []session.Message, model string, p *policy.Policy) ([]session.Message, Report) {
 	return history(msgs, model, p, defaultLayout)
 }
@@ -70,10 +69,19 @@ func history(msgs []session.Message, model string, p *policy.Policy, l layout) (
 		dec.merge(c)
 	}
 	dec.start()
+	each(chunks, func(c *chunk) {
+		c.globalize()
+		dec.decideSpans()
+	})
 	out := make([]session.Message, n)
-	w := newWork(chunks, out, dec)
-	each(chunks, w.run)
-	each(chunks, func(c *chunk) { c.fixUp(out, dec) })
+	bs := newBlocks(chunks)
+	each(chunks, func(own *chunk) {
+		for r, ok := bs.take(); ok; r, ok = bs.take() {
+			c := chunks[r.c]
+			c.copy(out, int(r.b))
+			c.fixUp(out, int(r.b), dec, &own.tally)
+		}
+	})
 	rep := Report{Tier: Tier{Name: tier.Name, Label: tier.Label}, Messages: n, DeniedPaths: dec.denied()}
 	for _, c := range chunks {
 		rep.RedactedMessages += c.redactedMessages
@@ -107,7 +115,7 @@ func carried(parts []session.Part, path string) bool {
 
 // redactParts replaces, in place in the copy, each part from a denied path.
 // idx holds the parts' decision indexes.
-func (c *chunk) redactParts(d *decisions, parts []session.Part, idx []int32) []session.Part {
+func (t *tally) redactParts(d *decisions, parts []session.Part, idx []int32) []session.Part {
 	w, redacted := 0, 0
 	for i := range parts {
 		pt := parts[i]
@@ -124,8 +132,8 @@ func (c *chunk) redactParts(d *decisions, parts []session.Part, idx []int32) []s
 		w++
 	}
 	if redacted > 0 {
-		c.redactedParts += redacted
-		c.redactedMessages++
+		t.redactedParts += redacted
+		t.redactedMessages++
 		clear(parts[w:])
 	}
 	return parts[:w:w]
@@ -135,7 +143,7 @@ func (c *chunk) redactParts(d *decisions, parts []session.Part, idx []int32) []s
 // of its paths is denied, all of its content goes, one placeholder per denied
 // path in order (fail closed). Otherwise it is kept. meta and parts hold the
 // decision indexes of its sourcePaths and of its parts' paths.
-func (c *chunk) redactWhole(d *decisions, m *session.Message, meta, parts []int32) []session.Part {
+func (t *tally) redactWhole(d *decisions, m *session.Message, meta, parts []int32) []session.Part {
 	var denied []int32
 	for _, ks := range [2][]int32{meta, parts} {
 		for _, k := range ks {
@@ -158,7 +166,7 @@ func (c *chunk) redactWhole(d *decisions, m *session.Message, meta, parts []int3
 	for i, k := range denied {
 		out[i] = d.placeholder(kind, k)
 	}
-	c.redactedParts += len(m.Parts)
-	c.redactedMessages++
+	t.redactedParts += len(m.Parts)
+	t.redactedMessages++
 	return out
 }

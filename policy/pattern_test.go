@@ -101,11 +101,13 @@ func TestFastRejectIsExact(t *testing.T) {
 	root := tempRoot(t)
 	build(t, root, "real/", "link -> real")
 	patterns := []string{"**/*.pem", "**/.env", "**/.env.*", root + "/link/**", root + "/link/*/x.go", root + "/a/[ab]cde",
-		"**/secrets/**", root + `/q/\*x`, "/a/**/secrets/**/k*y", "**/.ssh/**", "/a/{secrets,b}/**", "/a/*/.env.*"}
+		"**/secrets/**", root + `/q/\*x`, "/a/**/secrets/**/k*y", "**/.ssh/**", "/a/{secrets,b}/**", "/a/*/.env.*",
+		"/a/b/**", `/a/\*b/**`, "/a/b/**/**", "/**", "/a/b/", `/a/]x/**`}
 	paths := []string{"/x.pem", "/a/b.pem", "/a/.pem", "/.env", "/a/.env", "/a/.env.local", "/a/.envx",
 		root + "/link", root + "/link/a/x.go", root + "/real/a/x.go", root + "/real", root + "/a/acde", root + "/a/ccde",
 		"/secrets", "/a/secrets/b", root + "/q/*x", root + "/q/ax", "/a/secrets/key", "/a/b/secrets/c/kxy", "/a/secrets",
-		"/.ssh", "/h/.ssh", "/h/.ssh/id", "/h/.sshx/id", "/a/b", "/a/b/.env.x", "/a/.env.x"}
+		"/.ssh", "/h/.ssh", "/h/.ssh/id", "/h/.sshx/id", "/a/b", "/a/b/.env.x", "/a/.env.x",
+		"/a/b/", "/a/bc", "/a/b/c", "/a", "/", "/a/*b", "/a/*b/c", "/a/xb/c", "/a/]x/y", "/a/b/c/d"}
 	for _, raw := range patterns {
 		pat, err := compilePattern(raw, "")
 		if err != nil {

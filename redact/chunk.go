@@ -18,9 +18,11 @@ type layout struct {
 }
 
 // defaultLayout starts a goroutine only for 2,048 messages or more, and
-// copies 256 messages at a time: their parts, one allocation, stay below
-// the allocator's 32 KiB small-object limit.
-var defaultLayout = layout{chunkMin: 2048, block: 256}
+// copies 1,024 messages at a time: their parts are one allocation of about
+// 110 KiB, few for the garbage collector to track, and a 100,000-message
+// history is still about a hundred pieces to share out. (Measured against
+// blocks of 64, 256, 2,048 and 4,096: none was faster.)
+var defaultLayout = layout{chunkMin: 2048, block: 1024}
 
 // split cuts msgs into at most one chunk per core (eight at most), each of at
 // least chunkMin messages; there is always at least one chunk.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -104,6 +105,10 @@ func Open(dir string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := removeEmptyLogs(dir); err != nil {
+		lk.unlock()
+		return nil, err
+	}
 	db, err := badger.Open(options(dir))
 	if err != nil {
 		lk.unlock()
@@ -122,6 +127,51 @@ func Open(dir string) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// removeEmptyLogs removes the value log and memtable log files of dir that
+// are empty. Badger creates such a file and then sizes it and writes its
+// header; a process killed in between leaves an empty file, which Badger
+// then refuses to open ("Create a new file"), so that one unlucky kill would
+// lock the user out of the store. An empty log never held an entry, and no
+// key points into it, so removing it loses nothing. Called with the store's
+// lock held, before Badger opens it.
+func removeEmptyLogs(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("read session store %s: %w", dir, err)
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if !e.Type().IsRegular() || !isLogName(name) {
+			continue
+		}
+		if fi, err := e.Info(); err != nil || fi.Size() != 0 {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, name)); err != nil {
+			return fmt.Errorf("remove the empty %s left in session store %s by a crash: %w", name, dir, err)
+		}
+	}
+	return nil
+}
+
+// isLogName reports whether name is a Badger log file: a number (six digits
+// or more for a value log, five for a memtable log) and .vlog or .mem.
+func isLogName(name string) bool {
+	stem, ok := strings.CutSuffix(name, ".vlog")
+	if !ok {
+		stem, ok = strings.CutSuffix(name, ".mem")
+	}
+	if !ok || len(stem) < 5 {
+		return false
+	}
+	for _, c := range []byte(stem) {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // checkFolder refuses to turn a folder with other files into a store: a

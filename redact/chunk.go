@@ -111,8 +111,8 @@ func (c *chunk) scan() {
 }
 
 // note counts m if it is a tool result of unknown source, and notes its
-// paths if it carries any; its copy will be the chunk's k-th.
-func (c *chunk) note(m *session.Message, k int) {
+// paths if it carries any; its copy will be the chunk's nth.
+func (c *chunk) note(m *session.Message, nth int) {
 	attributed := m.Attributed()
 	if len(m.Meta.SourcePaths) == 0 && !attributed {
 		if m.Role == session.RoleTool {
@@ -121,7 +121,7 @@ func (c *chunk) note(m *session.Message, k int) {
 		return
 	}
 	first := len(c.idx)
-	c.tagged = append(c.tagged, tagged{int32(k), int32(first), attributed})
+	c.tagged = append(c.tagged, tagged{int32(nth), int32(first), attributed})
 	meta := m.Meta.SourcePaths
 	for _, path := range meta {
 		c.idx = append(c.idx, c.noteOne(path))

@@ -75,7 +75,10 @@ func (b *Batch) Decide(path string) Decision {
 	if f.err != nil {
 		return decideForms(b.t, lex, "", f.err)
 	}
-	canon := filepath.Join(f.path, name)
+	canon := f.path + "/" + name // both clean: Join would only check that
+	if f.path == "/" {
+		canon = "/" + name
+	}
 	if f.isPlain(name) {
 		return decideForms(b.t, lex, canon, nil)
 	}
@@ -95,6 +98,19 @@ func (b *Batch) Decide(path string) Decision {
 func batchSplit(path string) (lex, dir, name string, ok bool) {
 	if path == "" || !filepath.IsAbs(path) || strings.IndexByte(path, 0) >= 0 {
 		return "", "", "", false
+	}
+	if filepath.Separator == '/' && isClean(path) {
+		// Stored paths are canonical, so almost always clean: checking is
+		// cheaper than cleaning, and the folder of a clean path is clean.
+		if path == "/" {
+			return "", "", "", false
+		}
+		i := strings.LastIndexByte(path, '/')
+		dir = path[:i]
+		if dir == "" {
+			dir = "/"
+		}
+		return path, dir, path[i+1:], true
 	}
 	lex = filepath.Clean(path)
 	if lex != path && hasDotDot(path) || lex == "/" {
@@ -161,4 +177,25 @@ func listPlain(dir string, budget int) map[string]struct{} {
 		}
 	}
 	return names
+}
+
+// isClean reports whether filepath.Clean would leave path, absolute on a
+// system whose separator is '/', as it is: "/" itself, or no empty, "." or
+// ".." component and no trailing slash.
+func isClean(path string) bool {
+	if path == "/" {
+		return true
+	}
+	start := 1 // the first component starts after the leading slash
+	for i := 1; i <= len(path); i++ {
+		if i < len(path) && path[i] != '/' {
+			continue
+		}
+		switch path[start:i] {
+		case "", ".", "..":
+			return false
+		}
+		start = i + 1
+	}
+	return true
 }

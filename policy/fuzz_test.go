@@ -108,3 +108,28 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// FuzzIsClean holds batchSplit's shortcut to filepath.Clean: a path it takes
+// as clean must be one that Clean leaves as it is, and the other way round,
+// and the split must be Clean's.
+func FuzzIsClean(f *testing.F) {
+	for _, s := range []string{"/", "/a", "/a/b", "//a", "/a/", "/a/./b", "/a/../b", "/.", "/..", "/a/.b", "/a/..b", "/a//b", "/...", "/a/b/."} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, path string) {
+		if !strings.HasPrefix(path, "/") || strings.IndexByte(path, 0) >= 0 {
+			return
+		}
+		if got, want := isClean(path), filepath.Clean(path) == path; got != want {
+			t.Fatalf("isClean(%q) = %v, Clean gives %q", path, got, filepath.Clean(path))
+		}
+		lex, dir, name, ok := batchSplit(path)
+		if !ok {
+			return
+		}
+		want := filepath.Clean(path)
+		if lex != want || dir != filepath.Clean(filepath.Dir(want)) || name != filepath.Base(want) {
+			t.Fatalf("batchSplit(%q) = %q, %q, %q; Clean gives %q", path, lex, dir, name, want)
+		}
+	})
+}

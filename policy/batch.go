@@ -54,10 +54,8 @@ func (p *Policy) NewBatch(t *Tier) *Batch {
 func (b *Batch) Expect(paths []string) {
 	b.expect = map[string]int{}
 	for _, p := range paths {
-		// The folder as batchSplit finds it for a clean path; for any
-		// other, the hint is just not found.
-		if i := strings.LastIndexByte(p, '/'); i > 0 {
-			b.expect[p[:i]]++
+		if _, dir, _, ok := batchSplit(p); ok {
+			b.expect[dir]++
 		}
 	}
 }

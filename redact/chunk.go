@@ -35,7 +35,7 @@ func (l layout) split(msgs []session.Message) []*chunk {
 	chunks := make([]*chunk, n)
 	for i := range chunks {
 		lo, hi := len(msgs)*i/n, len(msgs)*(i+1)/n
-		chunks[i] = &chunk{id: i, block: l.block, in: msgs[lo:hi:hi], index: map[string]int32{}}
+		chunks[i] = &chunk{id: i, block: l.block, in: msgs[lo:hi:hi]}
 	}
 	return chunks
 }
@@ -62,10 +62,9 @@ type chunk struct {
 	blocks []block
 	events int
 
-	index  map[string]int32 // the chunk's distinct paths, to local indexes
-	paths  []string         // in order of first appearance
-	global []int32          // local index to the call's; nil if the same
-	tagged []tagged         // messages that carry paths: the only ones redaction can change
+	set    pathSet  // the chunk's distinct paths, by local index
+	global []int32  // local index to the call's; nil if the same
+	tagged []tagged // messages that carry paths: the only ones redaction can change
 	// idx holds, for each tagged message, the local index of each of its
 	// sourcePaths and then of each part's path (-1 for a part without):
 	// each path is hashed once, when it is noted.
@@ -155,11 +154,25 @@ func (c *chunk) noteOne(path string) int32 {
 	if path == "" {
 		return -1
 	}
-	k, ok := c.index[path]
+	return c.set.add(path)
+}
+
+// pathSet numbers distinct paths in order of first appearance.
+type pathSet struct {
+	index map[string]int32
+	paths []string
+}
+
+// add returns path's number, giving it the next one if it is new.
+func (ps *pathSet) add(path string) int32 {
+	k, ok := ps.index[path]
 	if !ok {
-		k = int32(len(c.paths))
-		c.index[path] = k
-		c.paths = append(c.paths, path)
+		if ps.index == nil {
+			ps.index = map[string]int32{}
+		}
+		k = int32(len(ps.paths))
+		ps.index[path] = k
+		ps.paths = append(ps.paths, path)
 	}
 	return k
 }

@@ -19,10 +19,9 @@ type decisions struct {
 	p        *policy.Policy
 	tier     *policy.Tier
 	batch    *policy.Batch
-	index    map[string]int32 // nil until the first chunk is merged
-	paths    []string         // in order of first appearance
-	verdicts []verdict        // sized when deciding starts
-	next     atomic.Int64     // the next span to take
+	set      pathSet      // every distinct path of the history, once the chunks are merged
+	verdicts []verdict    // sized when deciding starts
+	next     atomic.Int64 // the next span to take
 }
 
 // verdict is a decision and, for a denied path, its placeholder text (built
@@ -41,20 +40,13 @@ func newDecisions(p *policy.Policy, t *policy.Tier) *decisions {
 // chunk the map from its indexes to the call's. Chunks must be merged in
 // order, so that paths stay in order of first appearance.
 func (d *decisions) merge(c *chunk) {
-	if d.index == nil {
-		// The first chunk's indexes are the call's.
-		d.index, d.paths = c.index, c.paths
+	if len(d.set.paths) == 0 {
+		d.set = c.set // the first chunk with paths: its indexes are the call's
 		return
 	}
-	c.global = make([]int32, len(c.paths))
-	for i, path := range c.paths {
-		k, ok := d.index[path]
-		if !ok {
-			k = int32(len(d.paths))
-			d.index[path] = k
-			d.paths = append(d.paths, path)
-		}
-		c.global[i] = k
+	c.global = make([]int32, len(c.set.paths))
+	for i, path := range c.set.paths {
+		c.global[i] = d.set.add(path)
 	}
 }
 
@@ -63,11 +55,11 @@ func (d *decisions) merge(c *chunk) {
 func (d *decisions) decideSpans() {
 	for {
 		lo := int(d.next.Add(1)-1) * spanSize
-		if lo >= len(d.paths) {
+		if lo >= len(d.set.paths) {
 			return
 		}
-		for i := lo; i < min(lo+spanSize, len(d.paths)); i++ {
-			d.verdicts[i] = d.decide(d.paths[i])
+		for i := lo; i < min(lo+spanSize, len(d.set.paths)); i++ {
+			d.verdicts[i] = d.decide(d.set.paths[i])
 		}
 	}
 }
@@ -75,8 +67,8 @@ func (d *decisions) decideSpans() {
 // start readies the verdicts once every chunk is merged, and tells the batch
 // which paths are coming.
 func (d *decisions) start() {
-	d.verdicts = make([]verdict, len(d.paths))
-	d.batch.Expect(d.paths)
+	d.verdicts = make([]verdict, len(d.set.paths))
+	d.batch.Expect(d.set.paths)
 }
 
 // allowed reports whether the path with index k may be read; -1, no path,
@@ -94,14 +86,14 @@ func (d *decisions) decide(path string) verdict {
 
 // placeholder replaces content from the denied path with index k.
 func (d *decisions) placeholder(kind session.PartKind, k int32) session.Part {
-	return session.Part{Kind: kind, Text: d.verdicts[k].placeholder, SourcePath: d.paths[k], Redacted: true}
+	return session.Part{Kind: kind, Text: d.verdicts[k].placeholder, SourcePath: d.set.paths[k], Redacted: true}
 }
 
 // denied lists the denied paths in order of first appearance, with the rule
 // that denied each.
 func (d *decisions) denied() []DeniedPath {
 	out := []DeniedPath{}
-	for i, path := range d.paths {
+	for i, path := range d.set.paths {
 		v := &d.verdicts[i]
 		if v.allowed {
 			continue

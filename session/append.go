@@ -74,24 +74,7 @@ func (s *Store) Append(id string, msgs ...*Message) error {
 		return nil
 	}
 	defer s.sessions.lock(id)()
-	err := s.db.Update(func(txn *badger.Txn) error {
-		h, err := getHeader(txn, id)
-		if err != nil {
-			return err
-		}
-		vals, err := s.prepare(h, msgs)
-		if err != nil {
-			return err
-		}
-		for i, v := range vals {
-			if err := txn.Set(msgKey(id, msgs[i].Seq), v); err != nil {
-				return err
-			}
-		}
-		old := h.UpdatedAt
-		s.advance(&h, msgs)
-		return putHeader(txn, h, old)
-	})
+	err := s.db.Update(func(txn *badger.Txn) error { return s.appendTxn(txn, id, nil, msgs) })
 	if errors.Is(err, badger.ErrTxnTooBig) {
 		return fmt.Errorf("append to session %s: %d messages are too big for one transaction; use AppendBulk", id, len(msgs))
 	}
@@ -184,26 +167,30 @@ func encodeAll(msgs []*Message, first int) ([][]byte, error) {
 // would take from assistant messages.
 func (s *Store) AppendWithHeader(id string, fn func(*Header), msgs ...*Message) error {
 	defer s.sessions.lock(id)()
-	return s.db.Update(func(txn *badger.Txn) error {
-		h, err := getHeader(txn, id)
-		if err != nil {
+	return s.db.Update(func(txn *badger.Txn) error { return s.appendTxn(txn, id, fn, msgs) })
+}
+
+// appendTxn writes msgs to session id in txn and advances its header, which
+// fn (if not nil) may then change, all but its ID and Count.
+func (s *Store) appendTxn(txn *badger.Txn, id string, fn func(*Header), msgs []*Message) error {
+	h, err := getHeader(txn, id)
+	if err != nil {
+		return err
+	}
+	vals, err := s.prepare(h, msgs)
+	if err != nil {
+		return err
+	}
+	for i, v := range vals {
+		if err := txn.Set(msgKey(id, msgs[i].Seq), v); err != nil {
 			return err
 		}
-		vals, err := s.prepare(h, msgs)
-		if err != nil {
-			return err
-		}
-		for i, v := range vals {
-			if err := txn.Set(msgKey(id, msgs[i].Seq), v); err != nil {
-				return err
-			}
-		}
-		old := h
-		s.advance(&h, msgs)
-		if fn != nil {
-			fn(&h)
-		}
+	}
+	old := h
+	s.advance(&h, msgs)
+	if fn != nil {
+		fn(&h)
 		h.ID, h.Count = old.ID, old.Count+uint64(len(msgs))
-		return putHeader(txn, h, old.UpdatedAt)
-	})
+	}
+	return putHeader(txn, h, old.UpdatedAt)
 }

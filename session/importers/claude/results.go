@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/scrim-dev/scrim/session"
+	"github.com/scrim-dev/scrim/session/importers"
 )
 
 // openCall remembers a tool call until its result arrives.
@@ -31,7 +32,7 @@ func (p *parser) result(key string, l *line, b *block, single bool) {
 		if c.Noted {
 			// An earlier import marked the call as without result; it has one now.
 			id := b.ToolUseID
-			p.sink.Revise(c.SessionID, c.Seq, func(m *session.Message) { m.Meta.Note = dropNote(m.Meta.Note, id) })
+			p.sink.Revise(c.SessionID, c.Seq, func(m *session.Message) { m.Meta.Note = importers.DropUnpaired(m.Meta.Note, id) })
 		}
 	} else {
 		c = &call{}
@@ -144,28 +145,7 @@ func (p *parser) markOpenCalls() {
 			continue
 		}
 		c.Noted = true
-		note := noteFor(id, c.Name)
-		p.sink.Revise(c.SessionID, c.Seq, func(m *session.Message) { m.Meta.Note = addNote(m.Meta.Note, note) })
+		note := importers.UnpairedNote(id, c.Name)
+		p.sink.Revise(c.SessionID, c.Seq, func(m *session.Message) { m.Meta.Note = importers.AddNote(m.Meta.Note, note) })
 	}
-}
-
-const notePrefix = "no result recorded for tool call "
-
-func noteFor(id, name string) string { return notePrefix + id + " (" + name + ")" }
-
-func addNote(note, add string) string {
-	if note == "" {
-		return add
-	}
-	return note + "; " + add
-}
-
-func dropNote(note, id string) string {
-	var keep []string
-	for _, n := range strings.Split(note, "; ") {
-		if n != "" && !strings.HasPrefix(n, notePrefix+id+" ") {
-			keep = append(keep, n)
-		}
-	}
-	return strings.Join(keep, "; ")
 }

@@ -177,7 +177,7 @@ func (p *parser) output(it *payload, ts time.Time) {
 	c.Done = true
 	if c.Noted {
 		id := it.CallID
-		p.sink.Revise(c.SessionID, c.Seq, func(m *session.Message) { m.Meta.Note = dropNote(m.Meta.Note, id) })
+		p.sink.Revise(c.SessionID, c.Seq, func(m *session.Message) { m.Meta.Note = importers.DropUnpaired(m.Meta.Note, id) })
 	}
 	if !isShell(c.Name) || c.Known {
 		attribute(m, c.Read)

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/scrim-dev/scrim/session"
@@ -198,8 +197,8 @@ func (p *parser) Finish() {
 			continue
 		}
 		c.Noted = true
-		note := notePrefix + id + " (" + c.Name + ")"
-		p.sink.Revise(c.SessionID, c.Seq, func(m *session.Message) { m.Meta.Note = addNote(m.Meta.Note, note) })
+		note := importers.UnpairedNote(id, c.Name)
+		p.sink.Revise(c.SessionID, c.Seq, func(m *session.Message) { m.Meta.Note = importers.AddNote(m.Meta.Note, note) })
 	}
 	if p.st.Title != "" && p.st.Title != p.st.Titled && p.sink.Known("") {
 		p.st.Titled = p.st.Title
@@ -211,25 +210,6 @@ func (p *parser) Finish() {
 			}
 		})
 	}
-}
-
-const notePrefix = "no result recorded for tool call "
-
-func addNote(note, add string) string {
-	if note == "" {
-		return add
-	}
-	return note + "; " + add
-}
-
-func dropNote(note, id string) string {
-	var keep []string
-	for _, n := range strings.Split(note, "; ") {
-		if n != "" && !strings.HasPrefix(n, notePrefix+id+" ") {
-			keep = append(keep, n)
-		}
-	}
-	return strings.Join(keep, "; ")
 }
 
 func parseTime(s string) time.Time {

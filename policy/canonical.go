@@ -22,6 +22,9 @@ var ErrLoop = errors.New("too many levels of symbolic links")
 // existing prefix is resolved and the rest is appended cleaned. An error means
 // the path cannot be decided; callers must treat it as denied.
 func Canonical(path string) (string, error) {
+	if d, ok := DrivePath(path); ok {
+		return d, nil
+	}
 	abs, err := absolute(path)
 	if err != nil {
 		return "", err
@@ -32,6 +35,9 @@ func Canonical(path string) (string, error) {
 // canonicalAbs resolves an absolute, uncleaned path: by the kernel when it
 // can, else by walking it.
 func canonicalAbs(abs string) (string, error) {
+	if d, ok := DrivePath(abs); ok {
+		return d, nil // another machine's path: nothing here to resolve
+	}
 	if s, ok := kernelResolve(abs); ok {
 		return s, nil
 	}
@@ -50,6 +56,9 @@ func absolute(path string) (string, error) {
 	}
 	if filepath.IsAbs(path) {
 		return path, nil
+	}
+	if d, ok := DrivePath(path); ok {
+		return d, nil
 	}
 	wd, err := os.Getwd()
 	if err != nil {
@@ -126,4 +135,30 @@ func unwrapPath(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// Forms returns the canonical forms of abs, an absolute path as a program
+// named it (not cleaned). The first is the kernel's: ".." after a symlink
+// climbs from the link's target. When abs has a ".." whose meaning depends
+// on that, the second is the form of abs cleaned by name first, as a program
+// that cleans paths before it opens them (Node's path.resolve, Python's
+// normpath) reads it. Who read the file is not always known, so both are
+// returned; a caller that cannot resolve a form falls back to the path as
+// named, cleaned: content read from it is still that file's.
+func Forms(abs string) []string {
+	phys, err := Canonical(abs)
+	if err != nil {
+		phys = filepath.Clean(abs)
+	}
+	if !hasDotDot(abs) {
+		return []string{phys}
+	}
+	lex, err := Canonical(filepath.Clean(abs))
+	if err != nil {
+		lex = filepath.Clean(abs)
+	}
+	if lex == phys {
+		return []string{phys}
+	}
+	return []string{phys, lex}
 }

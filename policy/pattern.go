@@ -88,11 +88,14 @@ func compilePattern(raw, baseDir string) (Pattern, error) {
 		}
 		forms := []form{newForm(s, "")}
 		return Pattern{Raw: raw, forms: forms, lower: lowerForms(forms)}, nil
-	case !filepath.IsAbs(s):
+	case !filepath.IsAbs(s) && !drivePattern(s):
 		if baseDir == "" {
 			return Pattern{}, errors.New("relative pattern in a policy that has no folder; start it with /, ~ or **")
 		}
 		s = escapeMeta(baseDir) + "/" + s
+	}
+	if drivePattern(s) {
+		s = strings.ToUpper(s[:1]) + s[1:] // a Windows drive, as paths from Windows are recorded
 	}
 	trailing := strings.HasSuffix(s, "/") && len(s) > 1
 	s = filepath.Clean(s)
@@ -113,6 +116,14 @@ func compilePattern(raw, baseDir string) (Pattern, error) {
 	}
 	p.lower = lowerForms(p.forms)
 	return p, nil
+}
+
+// drivePattern reports whether s starts with a Windows drive written with a
+// forward slash ("C:/Users/**"): a backslash in a pattern is an escape, so
+// patterns for Windows paths are written with forward slashes.
+func drivePattern(s string) bool {
+	_, ok := DrivePath(s)
+	return ok && s[2] == '/'
 }
 
 var errInvalidGlob = errors.New("invalid glob: an unclosed [ or {, or a \\ at the end (write \\[ for a literal [)")

@@ -58,6 +58,7 @@ func marshalMessage(m *Message) ([]byte, error) {
 		b = append(b, ']')
 	}
 	b = append(b, `,"meta":{`...)
+	open := len(b)
 	if len(m.Meta.SourcePaths) > 0 {
 		b = append(b, `"sourcePaths":[`...)
 		for i, p := range m.Meta.SourcePaths {
@@ -67,13 +68,14 @@ func marshalMessage(m *Message) ([]byte, error) {
 			b = appendString(b, p)
 		}
 		b = append(b, ']')
-		if m.Meta.Note != "" {
+	}
+	b = appendMeta(b, open, `"note":`, m.Meta.Note)
+	b = appendMeta(b, open, `"unknownSource":`, m.Meta.UnknownSource)
+	if m.Meta.NoFiles {
+		if len(b) > open {
 			b = append(b, ',')
 		}
-	}
-	if m.Meta.Note != "" {
-		b = append(b, `"note":`...)
-		b = appendString(b, m.Meta.Note)
+		b = append(b, `"noFiles":true`...)
 	}
 	b = append(b, `},"createdAt":`...)
 	t, err := m.CreatedAt.MarshalJSON()
@@ -82,6 +84,19 @@ func marshalMessage(m *Message) ([]byte, error) {
 	}
 	b = append(b, t...)
 	return append(b, '}'), nil
+}
+
+// appendMeta appends a meta member, after a comma unless it is the first
+// (the object's members start at open).
+func appendMeta(b []byte, open int, key, val string) []byte {
+	if val == "" {
+		return b
+	}
+	if len(b) > open {
+		b = append(b, ',')
+	}
+	b = append(b, key...)
+	return appendString(b, val)
 }
 
 func appendPart(b []byte, p *Part) ([]byte, error) {

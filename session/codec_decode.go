@@ -99,7 +99,7 @@ func (d *decoder) parts() ([]Part, error) {
 	}
 }
 
-var metaKeys = []string{"sourcePaths", "note"}
+var metaKeys = []string{"sourcePaths", "note", "unknownSource", "noFiles"}
 
 func (d *decoder) meta(m *Meta) error {
 	return d.object(metaKeys, func(k int) error {
@@ -109,6 +109,10 @@ func (d *decoder) meta(m *Meta) error {
 			m.SourcePaths, err = d.strings()
 		case 1:
 			m.Note, err = d.str()
+		case 2:
+			m.UnknownSource, err = d.str()
+		case 3:
+			m.NoFiles, err = d.bool()
 		}
 		return err
 	})

@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"time"
+
+	"github.com/scrim-dev/scrim/policy"
 )
 
 // Role is who a message is from.
@@ -71,10 +74,21 @@ type Meta struct {
 	SourcePaths []string `json:"sourcePaths,omitempty"`
 	// Note is a free-form remark (e.g. an unpaired tool call on import).
 	Note string `json:"note,omitempty"`
+	// UnknownSource says why the files this content came from cannot be
+	// told (a shell command that runs a script, a web page): redaction can
+	// check only the sourcePaths listed, if any, which are then what is
+	// known to have been read, not all of it.
+	UnknownSource string `json:"unknownSource,omitempty"`
+	// NoFiles marks content known to hold no file's content: names of
+	// files, a command's diagnostics, scrim's own messages.
+	NoFiles bool `json:"noFiles,omitempty"`
 }
 
 // Attributed reports whether any part carries its own SourcePath. A message
-// with SourcePaths but no attributed parts is attributed as a whole.
+// with SourcePaths but no attributed parts is attributed as a whole; one
+// whose SourcePaths also list paths that no part carries is attributed to
+// those as a whole as well (content whose file has a second form, or that
+// may be from several files).
 func (m *Message) Attributed() bool {
 	for i := range m.Parts {
 		if m.Parts[i].SourcePath != "" {
@@ -85,13 +99,24 @@ func (m *Message) Attributed() bool {
 }
 
 // SyncSourcePaths sets Meta.SourcePaths from the parts' SourcePaths: the
-// ordered, de-duplicated set, or nil when no part is attributed. A message
-// attributed as a whole (no part has a SourcePath) keeps its SourcePaths.
-func (m *Message) SyncSourcePaths() {
-	if !m.Attributed() {
-		return
+// ordered, de-duplicated set, then whole (paths the message as a whole is
+// attributed to) that no part carries. A message attributed as a whole (no
+// part has a SourcePath) gets whole added to its SourcePaths.
+func (m *Message) SyncSourcePaths(whole ...string) {
+	var out []string
+	if m.Attributed() {
+		out = partPaths(m.Parts)
+	} else {
+		out = m.Meta.SourcePaths
 	}
-	m.Meta.SourcePaths = partPaths(m.Parts)
+	for _, p := range whole {
+		if p != "" && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	if out != nil {
+		m.Meta.SourcePaths = out
+	}
 }
 
 func partPaths(parts []Part) []string {
@@ -111,10 +136,10 @@ func partPaths(parts []Part) []string {
 }
 
 // Validate checks the invariants the store relies on: a known role and part
-// kinds; SourcePaths nil or non-empty, absolute, clean and unique; and, when
-// any part is attributed, SourcePaths equal to the parts' paths in order of
-// first appearance. A message with SourcePaths and no attributed part is
-// attributed as a whole.
+// kinds; SourcePaths nil or non-empty, absolute (here or on a Windows
+// drive), clean and unique; and, when any part is attributed, SourcePaths
+// starting with the parts' paths in order of first appearance (any after
+// them are paths the message is attributed to as a whole).
 func (m *Message) Validate() error {
 	switch m.Role {
 	case RoleUser, RoleAssistant, RoleTool, RoleSystem, RoleEvent:
@@ -126,7 +151,7 @@ func (m *Message) Validate() error {
 	}
 	seen := map[string]struct{}{}
 	for _, p := range m.Meta.SourcePaths {
-		if !filepath.IsAbs(p) || filepath.Clean(p) != p {
+		if !cleanAbs(p) {
 			return fmt.Errorf("sourcePath %q is not an absolute, clean path", p)
 		}
 		if _, dup := seen[p]; dup {
@@ -150,11 +175,20 @@ func (m *Message) Validate() error {
 	}
 	if m.Attributed() {
 		want := partPaths(m.Parts)
-		if !equalStrings(want, m.Meta.SourcePaths) {
-			return fmt.Errorf("sourcePaths %q do not match the parts' source paths %q", m.Meta.SourcePaths, want)
+		if len(want) > len(m.Meta.SourcePaths) || !equalStrings(want, m.Meta.SourcePaths[:len(want)]) {
+			return fmt.Errorf("sourcePaths %q do not start with the parts' source paths %q", m.Meta.SourcePaths, want)
 		}
 	}
 	return nil
+}
+
+// cleanAbs reports whether p is absolute and clean, here or as a Windows
+// path is recorded (C:/Users/me).
+func cleanAbs(p string) bool {
+	if d, ok := policy.DrivePath(p); ok {
+		return d == p
+	}
+	return filepath.IsAbs(p) && filepath.Clean(p) == p
 }
 
 func equalStrings(a, b []string) bool {

@@ -34,13 +34,17 @@ func TestValidate(t *testing.T) {
 		{"unclean path", Message{Role: RoleTool, Meta: Meta{SourcePaths: []string{"/a/../etc/passwd"}}}, "absolute, clean"},
 		{"trailing slash", Message{Role: RoleTool, Meta: Meta{SourcePaths: []string{"/a/"}}}, "absolute, clean"},
 		{"duplicate path", Message{Role: RoleTool, Meta: Meta{SourcePaths: []string{"/a", "/a"}}}, "listed twice"},
-		{"attributed but sourcePaths nil", Message{Role: RoleTool, Parts: []Part{text("a", "/a")}}, "do not match"},
+		{"attributed but sourcePaths nil", Message{Role: RoleTool, Parts: []Part{text("a", "/a")}}, "do not start with"},
 		{"attributed, path missing", Message{Role: RoleTool, Parts: []Part{text("a", "/a"), text("b", "/b")},
-			Meta: Meta{SourcePaths: []string{"/a"}}}, "do not match"},
-		{"attributed, extra path", Message{Role: RoleTool, Parts: []Part{text("a", "/a")},
-			Meta: Meta{SourcePaths: []string{"/a", "/b"}}}, "do not match"},
+			Meta: Meta{SourcePaths: []string{"/a"}}}, "do not start with"},
+		{"attributed, and as a whole to another path", Message{Role: RoleTool, Parts: []Part{text("a", "/a")},
+			Meta: Meta{SourcePaths: []string{"/a", "/b"}}}, ""},
+		{"attributed, a whole-message path among the parts' paths", Message{Role: RoleTool, Parts: []Part{text("a", "/a"), text("b", "/b")},
+			Meta: Meta{SourcePaths: []string{"/a", "/c", "/b"}}}, "do not start with"},
 		{"attributed, wrong order", Message{Role: RoleTool, Parts: []Part{text("a", "/a"), text("b", "/b")},
-			Meta: Meta{SourcePaths: []string{"/b", "/a"}}}, "do not match"},
+			Meta: Meta{SourcePaths: []string{"/b", "/a"}}}, "do not start with"},
+		{"a Windows path as recorded", Message{Role: RoleTool, Meta: Meta{SourcePaths: []string{"C:/Users/me/.env"}}}, ""},
+		{"a Windows path not as recorded", Message{Role: RoleTool, Meta: Meta{SourcePaths: []string{`c:\Users\me\.env`}}}, "absolute, clean"},
 		{"attributed part relative", Message{Role: RoleTool, Parts: []Part{text("a", "a")},
 			Meta: Meta{SourcePaths: []string{"a"}}}, "absolute, clean"},
 		{"tool call with sourcePath", Message{Role: RoleAssistant, Parts: []Part{{Kind: PartToolCall, SourcePath: "/a"}},
@@ -119,5 +123,22 @@ func TestSourcePathsJSON(t *testing.T) {
 		if m.Meta.SourcePaths != nil {
 			t.Fatalf("%s: SourcePaths = %#v, want nil", old, m.Meta.SourcePaths)
 		}
+	}
+}
+
+// Paths a message is attributed to as a whole follow its parts' paths, once.
+func TestSyncSourcePathsWhole(t *testing.T) {
+	m := Message{Role: RoleTool, Parts: []Part{{Kind: PartToolResult, Text: "x", SourcePath: "/ws/x"}}}
+	m.SyncSourcePaths("/ws/secrets/x", "/ws/x", "")
+	if want := []string{"/ws/x", "/ws/secrets/x"}; !reflect.DeepEqual(m.Meta.SourcePaths, want) {
+		t.Fatalf("SourcePaths = %q, want %q", m.Meta.SourcePaths, want)
+	}
+	if err := m.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	w := Message{Role: RoleTool, Parts: []Part{{Kind: PartToolResult, Text: "x"}}}
+	w.SyncSourcePaths("/a", "/b")
+	if want := []string{"/a", "/b"}; !reflect.DeepEqual(w.Meta.SourcePaths, want) {
+		t.Fatalf("whole-message SourcePaths = %q, want %q", w.Meta.SourcePaths, want)
 	}
 }

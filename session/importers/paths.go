@@ -12,7 +12,7 @@ import (
 // machine, remembering each answer (a transcript names the same files again
 // and again).
 type Paths struct {
-	memo map[pathKey]string
+	memo map[pathKey][]string
 	home string
 }
 
@@ -21,45 +21,78 @@ type pathKey struct{ path, cwd string }
 // NewPaths returns an empty resolver.
 func NewPaths() *Paths {
 	home, _ := os.UserHomeDir()
-	return &Paths{memo: map[pathKey]string{}, home: home}
+	return &Paths{memo: map[pathKey][]string{}, home: home}
 }
+
+// Home is the home folder ~ names.
+func (p *Paths) Home() string { return p.home }
 
 // Canonical returns the canonical absolute form of path; a relative path is
 // taken relative to cwd (the line's working folder). A path that does not
 // exist (any more) is canonicalised as far as it exists and still returned:
 // content read from it is still that file's. "" means no path was given.
 func (p *Paths) Canonical(path, cwd string) string {
+	if f := p.Forms(path, cwd); len(f) > 0 {
+		return f[0]
+	}
+	return ""
+}
+
+// Forms returns every canonical form of path (policy.Forms): when ".."
+// follows a symlink, the agent may have resolved it by name (Claude Code's
+// Read cleans paths) or the kernel physically (a shell command), and a
+// redaction must deny the content if either form is denied. A path on a
+// Windows drive is recorded as policy.DrivePath gives it, with forward
+// slashes, so that the same patterns decide it.
+func (p *Paths) Forms(path, cwd string) []string {
 	if path = strings.TrimSpace(path); path == "" || strings.IndexByte(path, 0) >= 0 {
-		return ""
+		return nil
 	}
 	key := pathKey{path, cwd}
 	if c, ok := p.memo[key]; ok {
 		return c
 	}
 	// Join without cleaning: "link/../x" is the link target's sibling, as
-	// the agent's read saw it, and only policy.Canonical walks ".." that way.
-	// A lexical clean would attribute the content of secrets/x, read through
-	// "public/link-to-secrets/sub/../x", to public/x.
-	abs := path
-	switch {
-	case path == "~" || strings.HasPrefix(path, "~/"):
-		abs = p.home + "/" + path[1:]
-	case !filepath.IsAbs(path):
-		if !filepath.IsAbs(cwd) {
-			// No working folder recorded: anchor at the root rather than at
-			// wherever scrim runs, which has nothing to do with the session.
-			cwd = "/"
+	// the kernel sees it, and only policy.Canonical walks ".." that way.
+	// A lexical clean alone would attribute the content of secrets/x, read
+	// through "public/link-to-secrets/sub/../x", to public/x.
+	var forms []string
+	if d, ok := policy.DrivePath(path); ok {
+		forms = []string{d}
+	} else if d, ok := policy.DrivePath(cwd); ok && !strings.HasPrefix(path, "/") && !strings.HasPrefix(path, "~") {
+		if w, ok := policy.DrivePath(d + "/" + strings.ReplaceAll(path, `\`, "/")); ok {
+			forms = []string{w}
 		}
-		abs = cwd + "/" + path
+	} else {
+		abs := path
+		switch {
+		case path == "~" || strings.HasPrefix(path, "~/"):
+			abs = p.home + "/" + path[1:]
+		case !filepath.IsAbs(path):
+			if !filepath.IsAbs(cwd) {
+				// No working folder recorded: anchor at the root rather than at
+				// wherever scrim runs, which has nothing to do with the session.
+				cwd = "/"
+			}
+			abs = cwd + "/" + path
+		}
+		forms = policy.Forms(abs)
 	}
-	c, err := policy.Canonical(abs)
-	if err != nil {
-		// A loop or an unreadable folder: keep the path as named, so the
-		// content is still attributed (the policy decides it as given).
-		c = filepath.Clean(abs)
+	p.memo[key] = forms
+	return forms
+}
+
+// Resolve is Forms as a shellread.Resolver, with ~ taken as this machine's
+// home folder.
+func (p *Paths) Resolve(name, dir string) []string {
+	if !filepath.IsAbs(dir) {
+		if _, ok := policy.DrivePath(dir); !ok && !filepath.IsAbs(name) {
+			if _, ok := policy.DrivePath(name); !ok {
+				return nil
+			}
+		}
 	}
-	p.memo[key] = c
-	return c
+	return p.Forms(name, dir)
 }
 
 // ModelID maps a transcript's model name to a scrim model ID

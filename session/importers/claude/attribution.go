@@ -74,7 +74,7 @@ func (p *parser) grepListed(text string, filenames []string, cwd string) []strin
 	var out []string
 	if len(filenames) > 0 {
 		for _, f := range filenames {
-			out = append(out, p.paths.Canonical(f, cwd))
+			out = append(out, p.paths.Forms(f, cwd)...)
 		}
 		return out
 	}
@@ -86,7 +86,7 @@ func (p *parser) grepListed(text string, filenames []string, cwd string) []strin
 		if i := strings.LastIndexByte(ln, ':'); i > 0 && allDigits(ln[i+1:]) {
 			ln = ln[:i] // count mode: path:N
 		}
-		out = append(out, p.paths.Canonical(ln, cwd))
+		out = append(out, p.paths.Forms(ln, cwd)...)
 	}
 	return out
 }

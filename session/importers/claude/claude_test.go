@@ -40,13 +40,13 @@ func TestSessionFixture(t *testing.T) {
 		"assistant " + model + " parts=[call:toolu_04:Grep] paths=nil",
 		"tool grep " + model + " parts=[tool_result] paths=[/home/dev/shop/src/payment.go /home/dev/shop/config/.env.production]",
 		"assistant " + model + " parts=[call:toolu_05:Bash call:toolu_06:Glob call:toolu_07:WebFetch call:toolu_08:Task] paths=nil",
-		"tool glob " + model + " parts=[tool_result] paths=nil",
-		"tool bash error " + model + " parts=[tool_result] paths=nil",
-		"tool webfetch " + model + " parts=[tool_result] paths=nil",
-		"tool task " + model + " parts=[tool_result] paths=nil",
+		"tool glob " + model + " parts=[tool_result] paths=nil nofiles",
+		"tool bash error " + model + " parts=[tool_result] paths=nil unknown=the command runs a program (go), which may read anything",
+		"tool webfetch " + model + " parts=[tool_result] paths=nil unknown=content fetched from the web",
+		"tool task " + model + " parts=[tool_result] paths=nil unknown=a subagent's answer, which may repeat what it read",
 		"assistant " + model + " parts=[call:toolu_09:Read call:toolu_10:Grep] paths=nil",
 		"tool grep " + model + " parts=[from:" + cart + "] paths=[" + cart + "]",
-		"tool read error " + model + " parts=[tool_result] paths=nil",
+		"tool read error " + model + " parts=[tool_result] paths=nil nofiles",
 		"event parts=[text] paths=nil",
 		"user parts=[text] paths=nil",
 		"assistant model=anthropic/claude-opus-4-1-20250805 parts=[text call:toolu_11:Read] paths=nil note=no result recorded for tool call toolu_11 (Read)",
@@ -123,7 +123,7 @@ func TestSubagentFiles(t *testing.T) {
 		{"Audit the payment code", "imported from claude: " + parent, []string{
 			"user parts=[text] paths=nil",
 			"assistant " + sonnet + " parts=[call:toolu_p1:Task] paths=nil",
-			"tool task " + sonnet + " parts=[tool_result] paths=nil",
+			"tool task " + sonnet + " parts=[tool_result] paths=nil unknown=a subagent's answer, which may repeat what it read",
 		}},
 		{"subagent: Review src/payment.go for secrets", "imported from claude: " + dir + "/1111-aaaa/subagents/agent-cd34.jsonl (subagent of " + parent + ")", []string{
 			"user parts=[text] paths=nil",
@@ -166,9 +166,9 @@ func TestEditsAndOtherTools(t *testing.T) {
 		"tool edit" + m + " parts=[tool_result] paths=[/home/dev/shop/src/cart.go]",
 		"tool write" + m + " parts=[tool_result] paths=[/home/dev/shop/src/new.go]",
 		"tool notebookread" + m + " parts=[from:/home/dev/shop/nb/analysis.ipynb] paths=[/home/dev/shop/nb/analysis.ipynb]",
-		"tool mcp__github__get_issue" + m + " parts=[tool_result] paths=nil",
+		"tool mcp__github__get_issue" + m + " parts=[tool_result] paths=nil unknown=the result of an MCP tool (mcp__github__get_issue)",
 		"tool read" + m + " parts=[from:/home/dev/shop/logo.png] paths=[/home/dev/shop/logo.png]",
-		"tool" + m + " parts=[tool_result] paths=nil note=imported tool result whose call is not in the transcript",
+		"tool" + m + " parts=[tool_result] paths=nil note=imported tool result whose call is not in the transcript unknown=the tool call this result answers is not in the transcript",
 	})
 	if got := msgs[6].Text(); got != "[image: image/png]" {
 		t.Errorf("image result stored as %q", got)

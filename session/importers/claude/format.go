@@ -22,6 +22,7 @@ type line struct {
 	IsMeta      bool            `json:"isMeta"`
 	Summary     string          `json:"summary"`
 	CustomTitle string          `json:"customTitle"`
+	AITitle     string          `json:"aiTitle"`
 	Content     json.RawMessage `json:"content"` // system lines
 	Message     *struct {
 		ID    string `json:"id"`
@@ -92,6 +93,13 @@ type callInput struct {
 	NotebookPath string `json:"notebook_path"`
 	Path         string `json:"path"`
 	OutputMode   string `json:"output_mode"`
+	Numbered     *bool  `json:"-n"`
+	Glob         string `json:"glob"`
+	Type         string `json:"type"`
+	Command      string `json:"command"`
+	BashID       string `json:"bash_id"` // BashOutput
+	TaskID       string `json:"task_id"` // TaskOutput
+	ShellID      string `json:"shell_id"`
 }
 
 // toolUseResult is what attribution needs from a line's toolUseResult
@@ -100,9 +108,10 @@ type toolUseResult struct {
 	File *struct {
 		FilePath string `json:"filePath"`
 	} `json:"file"`
-	FilePath  string   `json:"filePath"`
-	Mode      string   `json:"mode"`
-	Filenames []string `json:"filenames"`
+	FilePath   string   `json:"filePath"`
+	Mode       string   `json:"mode"`
+	Filenames  []string `json:"filenames"`
+	Background string   `json:"backgroundTaskId"`
 }
 
 // readToolUseResult picks the fields attribution uses out of a
@@ -123,6 +132,8 @@ func readToolUseResult(v []byte) *toolUseResult {
 			t.FilePath = str(val)
 		case is(k, "mode"):
 			t.Mode = str(val)
+		case is(k, "backgroundTaskId"):
+			t.Background = str(val)
 		case is(k, "filenames"):
 			t.Filenames = nil
 			_ = json.Unmarshal(val, &t.Filenames)

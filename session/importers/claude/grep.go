@@ -1,109 +1,90 @@
 package claude
 
 import (
+	"os"
 	"strings"
 
+	"github.com/scrim-dev/scrim/policy"
 	"github.com/scrim-dev/scrim/session"
+	"github.com/scrim-dev/scrim/session/importers"
+	"github.com/scrim-dev/scrim/shellread"
 )
 
-// grepContent splits Grep content output into one part per run of lines
-// from one file, attributed to that file. Match lines are
-// "path:N:text" (or "path:text" without line numbers) and context lines
-// "path-N-text"; the files are learnt from the match lines first, because
-// '-' is too common in paths to find where a context line's path ends. Lines
-// that name no file (a search of a single file prints none) belong to the
-// searched path; lines after a file's output that name none ("--"
-// separators, a pagination note) stay with it: when unsure, attribute.
-func (p *parser) grepContent(text, searchPath, cwd string) []session.Part {
-	lines := strings.Split(text, "\n")
-	files := grepFiles(lines)
-	var parts []session.Part
-	cur, start := "", 0
-	flush := func(end int) {
-		if end <= start {
+// grepContent cuts Grep content output into one part per run of lines
+// from one file, attributed to that file (shellread.SplitSearch). Match
+// lines are "name:N:text" (or "name:text" without line numbers) and context
+// lines "name-N-text"; Claude Code prints names relative to the working
+// folder inside it and absolute outside it. A search of a single file
+// prints no names: its output is that file's.
+func (p *parser) grepContent(m *session.Message, c *call, text, cwd string) {
+	searched := c.In.Path
+	if searched == "" {
+		searched = cwd
+	}
+	forms := p.paths.Forms(searched, cwd)
+	whole := func() { importers.Attribute(m, shellread.Reading{Files: forms}, "", text) }
+	kind := fileKind(forms)
+	if kind == isFile {
+		whole()
+		return
+	}
+	roots := []string{"", "/", searched}
+	for _, d := range []string{cwd, searched} {
+		if _, ok := policy.DrivePath(d); ok {
+			roots = append(roots, d[:2])
+		}
+	}
+	numbered := c.In.Numbered == nil || *c.In.Numbered // on by default
+	parts, files, ok := shellread.SplitSearch(text, shellread.Search{Dir: cwd, Roots: roots, Numbered: numbered, Context: true}, p.paths.Resolve)
+	if ok && kind == isMissing && len(forms) > 0 && !anyUnder(files, forms[0]) {
+		ok = false // one file's lines that look like names
+	}
+	if !ok {
+		t := strings.TrimSpace(text)
+		if t == "" || strings.HasPrefix(t, "No matches found") || strings.HasPrefix(t, "No files found") {
+			m.Parts = []session.Part{{Kind: session.PartToolResult, Text: text}}
+			m.Meta.NoFiles = true
 			return
 		}
-		src := cur
-		if src == "" {
-			src = searchPath
-			if src == "" {
-				src = cwd
-			}
+		whole()
+		if kind == isDir {
+			m.Meta.UnknownSource = "the search's output names no files"
 		}
-		parts = append(parts, session.Part{
-			Kind: session.PartToolResult, Text: strings.Join(lines[start:end], "\n"),
-			SourcePath: p.paths.Canonical(src, cwd),
-		})
-		start = end
+		m.Meta.NoFiles = false
+		return
 	}
-	for i, ln := range lines {
-		f := fileOf(ln, cur, files)
-		if f == "" || f == cur {
-			continue
-		}
-		flush(i)
-		cur = f
-	}
-	flush(len(lines))
-	return parts
+	importers.Attribute(m, shellread.Reading{Files: files, Parts: parts}, "", text)
 }
 
-// grepFiles collects the paths that match lines name.
-func grepFiles(lines []string) map[string]bool {
-	files := map[string]bool{}
-	numbered := false
-	for _, ln := range lines {
-		if f := matchPath(ln); f != "" {
-			files[f] = true
-			numbered = true
-		}
+type pathKind int
+
+const (
+	isMissing pathKind = iota
+	isFile
+	isDir
+)
+
+// fileKind says what the first form names on this machine.
+func fileKind(forms []string) pathKind {
+	if len(forms) == 0 {
+		return isMissing
 	}
-	if numbered {
-		return files
+	fi, err := os.Stat(forms[0])
+	switch {
+	case err != nil:
+		return isMissing
+	case fi.IsDir():
+		return isDir
 	}
-	for _, ln := range lines { // no line numbers: "path:text"
-		if i := strings.IndexByte(ln, ':'); i > 0 && strings.ContainsRune(ln[:i], '/') {
-			files[ln[:i]] = true
-		}
-	}
-	return files
+	return isFile
 }
 
-// matchPath returns the path of a "path:N:text" line: the text before the
-// first ":N:" ("" when there is none, or when nothing precedes it).
-func matchPath(ln string) string {
-	for i := 0; i < len(ln) && i < 4096; i++ {
-		if ln[i] != ':' || i == 0 {
-			continue
-		}
-		j := i + 1
-		for j < len(ln) && ln[j] >= '0' && ln[j] <= '9' {
-			j++
-		}
-		if j > i+1 && j < len(ln) && ln[j] == ':' {
-			if allDigits(ln[:i]) {
-				return "" // "N:M:text": a single file's output, no path
-			}
-			return ln[:i]
+// anyUnder reports whether any of files lies below dir.
+func anyUnder(files []string, dir string) bool {
+	for _, f := range files {
+		if strings.HasPrefix(f, strings.TrimSuffix(dir, "/")+"/") {
+			return true
 		}
 	}
-	return ""
-}
-
-// fileOf returns the known file that ln starts with (followed by ':' or
-// '-'), preferring the current one, else "".
-func fileOf(ln, cur string, files map[string]bool) string {
-	if cur != "" && len(ln) > len(cur) && strings.HasPrefix(ln, cur) && (ln[len(cur)] == ':' || ln[len(cur)] == '-') {
-		return cur
-	}
-	best := ""
-	for i := 1; i < len(ln) && i < 4096; i++ {
-		if ln[i] != ':' && ln[i] != '-' {
-			continue
-		}
-		if files[ln[:i]] {
-			best = ln[:i] // keep going: the longest known path wins
-		}
-	}
-	return best
+	return false
 }

@@ -24,6 +24,7 @@ type parser struct {
 	turns     map[string]*turn  // session key → turn being assembled
 	side      map[string]string // uuid → sidechain session key (this import)
 	touched   map[string]bool   // session keys this import wrote to
+	early     map[string]*heldResult // results written before their call, by call ID
 }
 
 // turn is an assistant message being assembled from lines sharing message.id.
@@ -75,7 +76,13 @@ func (p *parser) Line(raw []byte) bool {
 	case "custom-title":
 		p.st.Custom = importers.Title(l.CustomTitle)
 		return true
-	case "file-history-snapshot", "progress", "queue-operation", "attachment", "tag":
+	case "ai-title":
+		if t := importers.Title(l.AITitle); t != "" {
+			p.st.AITitle = t
+		}
+		return true
+	case "file-history-snapshot", "progress", "queue-operation", "attachment", "tag", "last-prompt",
+		"permission-mode", "agent-name", "cost-state", "mode", "worktree-state", "pr-link", "agent-setting":
 		return true // bookkeeping of Claude Code's own, never sent to a model
 	}
 	return false

@@ -11,6 +11,7 @@ type state struct {
 	Models  map[string]string `json:"models,omitempty"`  // last assistant model per session key, for tool results
 	Summary string            `json:"summary,omitempty"` // Claude Code's summary line
 	Custom  string            `json:"custom,omitempty"`  // a title the user gave
+	AITitle string            `json:"aiTitle,omitempty"` // the title Claude Code gave (ai-title; the last wins)
 	Prompts map[string]string `json:"prompts,omitempty"` // first prompt per session key
 	Titled  map[string]string `json:"titled,omitempty"`  // title set on each session's header
 	// Pending are tool calls without a result yet, by call ID.
@@ -20,6 +21,17 @@ type state struct {
 	Last map[string]lastTurn `json:"last,omitempty"`
 	// Tips maps the last uuid of each inline sidechain to its session key.
 	Tips map[string]string `json:"tips,omitempty"`
+	// Background maps a background Bash command's ID to the command, for
+	// the BashOutput/TaskOutput results that print its output later.
+	Background map[string]*call `json:"background,omitempty"`
+	// Replay is the file a replayed Read names ("Called the Read tool with
+	// the following input") whose result comes in the next user line.
+	Replay *replay `json:"replay,omitempty"`
+}
+
+type replay struct {
+	Path string `json:"path"`
+	Cwd  string `json:"cwd,omitempty"`
 }
 
 type lastTurn struct {

@@ -1,6 +1,8 @@
 package claude
 
 import (
+	"encoding/json"
+	"regexp"
 	"strings"
 
 	"github.com/scrim-dev/scrim/session"
@@ -36,6 +38,7 @@ func (p *parser) assistant(key string, l *line) bool {
 		case "tool_use":
 			pt = session.Part{Kind: session.PartToolCall, CallID: b.ID, Name: b.Name, Input: b.Input}
 			p.openCall(key, t.m, b, l.Cwd)
+			p.callFor(key, b.ID)
 		default:
 			// thinking blocks are signed by and for the model that wrote
 			// them; no other model can be sent them, so they are not kept.
@@ -101,19 +104,29 @@ func (p *parser) user(key string, l *line) bool {
 		}
 	}
 	var prompt []session.Part
+	var whole []string
+	unknown := ""
 	flushPrompt := func() {
 		if len(prompt) == 0 {
 			return
 		}
 		p.finishTurn(key)
 		p.noteTitle(key, l, prompt)
-		p.sink.Add(key, &session.Message{Role: session.RoleUser, Parts: prompt, CreatedAt: parseTime(l.Timestamp)})
-		prompt = nil
+		m := &session.Message{Role: session.RoleUser, Parts: prompt, CreatedAt: parseTime(l.Timestamp)}
+		m.SyncSourcePaths(whole...)
+		m.Meta.UnknownSource = unknown
+		p.sink.Add(key, m)
+		prompt, whole, unknown = nil, nil, ""
 	}
 	for _, b := range blocks {
 		switch b.Type {
 		case "text":
-			prompt = append(prompt, session.Part{Kind: session.PartText, Text: b.Text})
+			parts, forms, why := p.replayed(b.Text, l.Cwd)
+			prompt = append(prompt, parts...)
+			whole = append(whole, forms...)
+			if unknown == "" {
+				unknown = why
+			}
 		case "image":
 			prompt = append(prompt, session.Part{Kind: session.PartText, Text: imageNote(b)})
 		case "tool_result":
@@ -123,6 +136,60 @@ func (p *parser) user(key string, l *line) bool {
 	}
 	flushPrompt()
 	return true
+}
+
+// Claude Code replays files into the conversation as user text: an
+// @-mention, or the files restored after a compaction. Older versions write
+// the call and its result as two texts, newer ones as one.
+var (
+	replayCall   = regexp.MustCompile(`Called the (\w+) tool with the following input: `)
+	replayResult = regexp.MustCompile(`Result of calling the (\w+) tool:[ \t]*\n?`)
+)
+
+// replayed cuts a user text that replays a Read into the text around the
+// file's content and the content, attributed to the file. forms are the
+// file's other forms, to which the message is attributed as a whole; why
+// says why a replayed result's file cannot be told.
+func (p *parser) replayed(text, cwd string) (parts []session.Part, forms []string, why string) {
+	plain := []session.Part{{Kind: session.PartText, Text: text}}
+	if call := replayCall.FindStringSubmatchIndex(text); call != nil {
+		var in struct {
+			FilePath string `json:"file_path"`
+		}
+		dec := json.NewDecoder(strings.NewReader(text[call[1]:]))
+		_ = dec.Decode(&in)
+		p.st.Replay = nil
+		if tool := text[call[2]:call[3]]; tool == "Read" && in.FilePath != "" {
+			p.st.Replay = &replay{Path: in.FilePath, Cwd: cwd}
+		} else {
+			p.st.Replay = &replay{Cwd: "tool:" + tool}
+		}
+	}
+	res := replayResult.FindStringSubmatchIndex(text)
+	if res == nil {
+		return plain, nil, ""
+	}
+	rp := p.st.Replay
+	p.st.Replay = nil
+	tool := text[res[2]:res[3]]
+	if rp == nil || rp.Path == "" || tool != "Read" {
+		return plain, nil, "a replayed " + tool + " result whose file is not recorded"
+	}
+	all := p.paths.Forms(rp.Path, rp.Cwd)
+	if len(all) == 0 {
+		return plain, nil, "a replayed Read result whose file cannot be resolved"
+	}
+	head, body, tail := text[:res[1]], text[res[1]:], ""
+	if i := strings.LastIndex(body, "</system-reminder>"); i >= 0 {
+		body, tail = body[:i], body[i:]
+	}
+	for _, t := range []session.Part{{Text: strings.TrimSuffix(head, "\n")}, {Text: strings.TrimSuffix(body, "\n"), SourcePath: all[0]}, {Text: tail}} {
+		if t.Text != "" || t.SourcePath != "" {
+			t.Kind = session.PartText
+			parts = append(parts, t)
+		}
+	}
+	return parts, all[1:], ""
 }
 
 // noteTitle keeps each session's first real prompt for its title.
@@ -144,6 +211,7 @@ func (p *parser) Finish() {
 	for key := range p.turns {
 		p.finishTurn(key)
 	}
+	p.finishEarly()
 	p.markOpenCalls()
 	for key := range p.touched {
 		title := p.title(key)
@@ -164,8 +232,9 @@ func (p *parser) Finish() {
 	}
 }
 
-// title is a session's title: a subagent's first prompt, else the session's
-// own title, Claude Code's summary or the first prompt.
+// title is a session's title: a subagent's first prompt, else the title the
+// user gave, the one Claude Code gave (ai-title), its summary or the first
+// prompt.
 func (p *parser) title(key string) string {
 	if key != "" || p.agentFile {
 		if t := p.st.Prompts[key]; t != "" {
@@ -173,7 +242,7 @@ func (p *parser) title(key string) string {
 		}
 		return ""
 	}
-	for _, t := range []string{p.st.Custom, p.st.Summary, p.st.Prompts[""]} {
+	for _, t := range []string{p.st.Custom, p.st.AITitle, p.st.Summary, p.st.Prompts[""]} {
 		if t != "" {
 			return t
 		}

@@ -17,7 +17,7 @@ func TestRolloutFixture(t *testing.T) {
 		t.Fatal(err)
 	}
 	abs, _ := filepath.Abs(fixture)
-	want := abs + ": 14 messages, 2 tool results tagged, 3 unknown-source results, 2 skipped lines → session " + res.SessionID
+	want := abs + ": 14 messages, 4 tool results tagged, 1 unknown-source results, 2 skipped lines → session " + res.SessionID
 	if res.String() != want {
 		t.Errorf("summary\n got  %s\n want %s", res, want)
 	}
@@ -30,15 +30,15 @@ func TestRolloutFixture(t *testing.T) {
 		"user parts=[text] paths=nil",
 		"user parts=[text] paths=nil",
 		"assistant" + m + " parts=[text call:call_1:shell] paths=nil",
-		"tool bash" + m + " parts=[from:/home/dev/api/src/login.py] paths=[/home/dev/api/src/login.py]",
+		"tool bash" + m + " parts=[tool_result from:/home/dev/api/src/login.py] paths=[/home/dev/api/src/login.py]",
 		"assistant" + m + " parts=[call:call_2:shell] paths=nil",
-		"tool bash" + m + " parts=[from:/home/dev/api/.env] paths=[/home/dev/api/.env]",
+		"tool bash" + m + " parts=[tool_result from:/home/dev/api/.env] paths=[/home/dev/api/.env]",
 		"assistant" + m + " parts=[call:call_3:shell] paths=nil",
-		"tool bash" + m + " parts=[tool_result] paths=nil",
+		"tool bash" + m + " parts=[from:/home/dev/api/src/login.py] paths=[/home/dev/api/src/login.py]",
 		"assistant" + m + " parts=[call:call_4:shell] paths=nil",
-		"tool bash" + m + " parts=[tool_result] paths=nil",
+		"tool bash" + m + " parts=[tool_result] paths=[/home/dev/api/a.txt /home/dev/api/b.txt]",
 		"assistant" + m + " parts=[call:call_5:apply_patch] paths=nil",
-		"tool apply_patch" + m + " parts=[tool_result] paths=nil",
+		"tool apply_patch" + m + " parts=[tool_result] paths=nil nofiles",
 		"assistant" + m + " parts=[call:call_6:shell] paths=nil note=no result recorded for tool call call_6 (shell)",
 		"assistant" + m + " parts=[text] paths=nil",
 	})
@@ -58,8 +58,8 @@ func TestRolloutFixture(t *testing.T) {
 }
 
 // TestOlderRollout: rollouts before the {timestamp, type, payload} lines
-// carried bare items after a first meta line; they import too (commands
-// have no events there, so their output is of unknown source).
+// carried bare items after a first meta line; they import too, and their
+// commands are read from the calls' arguments (there are no events).
 func TestOlderRollout(t *testing.T) {
 	st := importtest.Store(t)
 	res, err := importers.Import(st, Agent, "testdata/rollout-2025-05-01-old-format.jsonl", New)
@@ -73,7 +73,7 @@ func TestOlderRollout(t *testing.T) {
 	importtest.Compare(t, msgs, []string{
 		"user parts=[text] paths=nil",
 		"assistant parts=[call:c1:shell] paths=nil",
-		"tool bash parts=[tool_result] paths=nil",
+		"tool bash parts=[tool_result from:/home/dev/old/x.txt] paths=[/home/dev/old/x.txt]",
 		"assistant parts=[text] paths=nil",
 	})
 }

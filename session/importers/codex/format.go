@@ -42,7 +42,8 @@ type payload struct {
 		WorkingDirectory string   `json:"working_directory"`
 	} `json:"action"`
 	// exec_command_begin/end
-	ParsedCmd []parsedCmd `json:"parsed_cmd"`
+	ParsedCmd []parsedCmd      `json:"parsed_cmd"`
+	Command   json.RawMessage `json:"command"` // the command's argv
 }
 
 // decodeLine decodes a line; a field of an unexpected type is skipped (and
@@ -65,18 +66,50 @@ type parsedCmd struct {
 	Path string `json:"path"`
 }
 
-// shellArgs is what attribution needs from a shell call's arguments.
+// shellArgs is what attribution needs from a call's arguments: shell and
+// container.exec ({command: argv, workdir}), shell_command ({command:
+// "line"}), exec_command ({cmd, workdir, shell}), write_stdin
+// ({session_id}), wait ({cell_id}), read_file ({file_path}).
 type shellArgs struct {
-	Workdir string `json:"workdir"`
+	Workdir   string          `json:"workdir"`
+	Command   json.RawMessage `json:"command"`
+	Cmd       string          `json:"cmd"`
+	Shell     string          `json:"shell"`
+	SessionID json.RawMessage `json:"session_id"`
+	CellID    json.RawMessage `json:"cell_id"`
+	FilePath  string          `json:"file_path"`
+	Path      string          `json:"path"`
 }
 
-// outputText is a call output as the model saw it.
+// outputText is a call output as the model saw it: a string, an object
+// with content, or (code mode, newer builds) an array of content items.
 func outputText(raw json.RawMessage) string {
 	if len(raw) == 0 {
 		return ""
 	}
 	if s, ok := importers.JSONString(raw); ok {
 		return s
+	}
+	if raw[0] == '[' {
+		var items []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		}
+		if json.Unmarshal(raw, &items) == nil {
+			var b strings.Builder
+			for _, it := range items {
+				switch it.Type {
+				case "input_text", "output_text", "text":
+					if b.Len() > 0 && !strings.HasSuffix(b.String(), "\n") {
+						b.WriteByte('\n')
+					}
+					b.WriteString(it.Text)
+				case "input_image":
+					b.WriteString("[image]")
+				}
+			}
+			return b.String()
+		}
 	}
 	var o struct {
 		Content string `json:"content"`
@@ -90,7 +123,7 @@ func outputText(raw json.RawMessage) string {
 // isShell reports whether a tool runs commands (its output is a command's).
 func isShell(name string) bool {
 	switch name {
-	case "shell", "container.exec", "exec_command", "local_shell", "shell_command", "unified_exec":
+	case "shell", "container.exec", "exec_command", "local_shell", "shell_command", "unified_exec", "write_stdin":
 		return true
 	}
 	return false

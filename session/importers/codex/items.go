@@ -2,9 +2,11 @@ package codex
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/scrim-dev/scrim/policy"
 	"github.com/scrim-dev/scrim/session"
 	"github.com/scrim-dev/scrim/session/importers"
 )
@@ -22,9 +24,10 @@ func (p *parser) item(it *payload, ts time.Time) bool {
 	case "function_call_output", "custom_tool_call_output":
 		p.output(it, ts)
 		return true
-	case "reasoning", "web_search_call":
+	case "reasoning", "web_search_call", "compaction", "compaction_summary", "context_compaction", "ghost_snapshot",
+		"image_generation_call", "tool_search_call", "tool_search_output", "additional_tools":
 		// Reasoning is encrypted for the model that wrote it; a search call
-		// has no output item of its own.
+		// has no output item of its own; the rest is Codex's bookkeeping.
 		return true
 	}
 	return false
@@ -64,7 +67,7 @@ func (p *parser) message(it *payload, ts time.Time) bool {
 }
 
 // callItem adds a call to the assistant turn (starting one if the call came
-// without text).
+// without text), and notes what running it will read.
 func (p *parser) callItem(it *payload, ts time.Time) {
 	if p.turn == nil && p.st.Open != nil && p.sink.Known("") {
 		p.turn, p.revise = &session.Message{SessionID: p.st.Open.SessionID, Seq: p.st.Open.Seq}, true
@@ -85,15 +88,18 @@ func (p *parser) callItem(it *payload, ts time.Time) {
 			input = json.RawMessage(it.Arguments)
 			var a shellArgs
 			_ = json.Unmarshal(input, &a)
-			c.Workdir = a.Workdir
+			p.noteCommand(c, &a)
 		}
 	case "custom_tool_call":
 		input, _ = json.Marshal(map[string]string{"input": it.Input})
+		if name == "exec" {
+			c.Script, c.Unknown = scriptCommands(it.Input)
+		}
 	case "local_shell_call":
 		c.Name, name = "local_shell", "local_shell"
 		if it.Action != nil {
 			input, _ = json.Marshal(it.Action)
-			c.Workdir = it.Action.WorkingDirectory
+			c.Workdir, c.Argv = it.Action.WorkingDirectory, it.Action.Command
 		}
 	}
 	id := it.CallID
@@ -101,10 +107,57 @@ func (p *parser) callItem(it *payload, ts time.Time) {
 		id = it.ID
 	}
 	if old := p.st.Calls[id]; old != nil && old.Known {
-		c.Read, c.Known = old.Read, true // its event came first
+		c.Reads, c.Known = old.Reads, true // its event came first
 	}
 	p.st.Calls[id] = c
 	p.turn.Parts = append(p.turn.Parts, session.Part{Kind: session.PartToolCall, CallID: id, Name: name, Input: input})
+}
+
+// noteCommand reads the command a shell-like call runs from its arguments.
+func (p *parser) noteCommand(c *call, a *shellArgs) {
+	c.Workdir = a.Workdir
+	switch c.Name {
+	case "shell", "container.exec":
+		_ = json.Unmarshal(a.Command, &c.Argv)
+	case "shell_command":
+		var line string
+		_ = json.Unmarshal(a.Command, &line)
+		c.Line, c.Pwsh = line, p.windows(c.Workdir)
+	case "exec_command", "unified_exec":
+		c.Line = a.Cmd
+		switch strings.ToLower(strings.TrimSuffix(filepath.Base(strings.ReplaceAll(a.Shell, `\`, "/")), ".exe")) {
+		case "powershell", "pwsh":
+			c.Pwsh = true
+		case "cmd":
+			c.Unknown = "the command runs in cmd.exe, which scrim does not follow"
+		case "":
+			c.Pwsh = p.windows(c.Workdir)
+		}
+	case "write_stdin":
+		if r := p.st.Execs[strings.Trim(string(a.SessionID), `"`)]; r != nil {
+			c.Line, c.Argv, c.Pwsh, c.Workdir, c.Unknown = r.Line, r.Argv, r.Pwsh, r.Workdir, r.Unknown
+		} else {
+			c.Unknown = "the output of a running command whose start is not in the transcript"
+		}
+	case "wait":
+		if r := p.st.Cells[strings.Trim(string(a.CellID), `"`)]; r != nil {
+			c.Script, c.Unknown = r.Script, r.Unknown
+		} else {
+			c.Unknown = "the output of a code-mode cell whose script is not in the transcript"
+		}
+	case "read_file":
+		c.File = a.FilePath
+	}
+}
+
+// windows reports whether a command runs on Windows: its folder, or the
+// session's, is on a drive.
+func (p *parser) windows(dir string) bool {
+	if dir == "" {
+		dir = p.st.Cwd
+	}
+	_, ok := policy.DrivePath(dir)
+	return ok
 }
 
 func (p *parser) finishTurn() {
@@ -119,8 +172,9 @@ func (p *parser) finishTurn() {
 	p.turn, p.revise = nil, false
 }
 
-// commandEvent records what a command read, per Codex's parsed_cmd, and
-// releases a result that was waiting for it.
+// commandEvent notes what a command read per Codex's parsed_cmd. Codex's
+// reading may add files to what scrim finds, never remove them: it reports
+// "head -n 50 README.md .env" as one read of README.md.
 func (p *parser) commandEvent(ev *payload) {
 	if ev.CallID == "" {
 		return
@@ -130,46 +184,40 @@ func (p *parser) commandEvent(ev *payload) {
 		c = &call{} // the event came before its call item
 		p.st.Calls[ev.CallID] = c
 	}
-	if len(ev.ParsedCmd) > 0 || !c.Known {
-		c.Known, c.Read = true, ""
-		if len(ev.ParsedCmd) == 1 && ev.ParsedCmd[0].Type == "read" {
-			cwd := ev.Cwd
-			if cwd == "" {
-				cwd = c.Workdir
-			}
-			if cwd == "" {
-				cwd = p.st.Cwd
-			}
-			c.Read = p.paths.Canonical(readPath(ev.ParsedCmd[0]), cwd)
+	cwd := ev.Cwd
+	if cwd == "" {
+		cwd = c.Workdir
+	}
+	if cwd == "" {
+		cwd = p.st.Cwd
+	}
+	var reads []string
+	for _, pc := range ev.ParsedCmd {
+		if pc.Type == "read" {
+			reads = append(reads, p.paths.Forms(readPath(pc), cwd)...)
 		}
 	}
+	c.Known = true
+	if len(reads) == 0 {
+		return
+	}
+	c.Reads = append(c.Reads, reads...)
 	if c.Output != nil {
-		if c.Read != "" {
-			read := c.Read
-			p.sink.Revise(c.Output.SessionID, c.Output.Seq, func(m *session.Message) { attribute(m, read) })
-		}
-		c.Output = nil
-	}
-	for i, m := range p.held {
-		if m.ToolCallID == ev.CallID {
-			attribute(m, c.Read)
-			p.sink.Put(m)
-			p.heldN -= len(m.Parts[0].Text)
-			p.held = append(p.held[:i], p.held[i+1:]...)
-			break
-		}
+		p.sink.Revise(c.Output.SessionID, c.Output.Seq, func(m *session.Message) { addReads(m, reads) })
 	}
 }
 
-// output writes a call's output as a tool message; a shell command's output
-// waits for the command's event when that has not been seen yet.
+// output writes a call's output as a tool message, attributed to what the
+// call read.
 func (p *parser) output(it *payload, ts time.Time) {
 	p.finishTurn()
 	c := p.st.Calls[it.CallID]
+	text := outputText(it.Output)
 	m := &session.Message{Role: session.RoleTool, ToolCallID: it.CallID, Model: p.model(), CreatedAt: ts,
-		Parts: []session.Part{{Kind: session.PartToolResult, Text: outputText(it.Output)}}}
+		Parts: []session.Part{{Kind: session.PartToolResult, Text: text}}}
 	if c == nil || c.Name == "" {
 		m.Meta.Note = "imported tool result whose call is not in the transcript"
+		m.Meta.UnknownSource = "the tool call this result answers is not in the transcript"
 		p.add(m)
 		return
 	}
@@ -179,36 +227,16 @@ func (p *parser) output(it *payload, ts time.Time) {
 		id := it.CallID
 		p.sink.Revise(c.SessionID, c.Seq, func(m *session.Message) { m.Meta.Note = importers.DropUnpaired(m.Meta.Note, id) })
 	}
-	if !isShell(c.Name) || c.Known {
-		attribute(m, c.Read)
-		p.add(m)
-		return
-	}
-	p.open()
-	m.SessionID, m.Seq = p.sink.Reserve("")
-	p.held = append(p.held, m)
-	p.heldN += len(m.Parts[0].Text)
-	for len(p.held) > maxHeld || (p.heldN > maxHeldBytes && len(p.held) > 1) {
-		p.release(p.held[0])
-		p.heldN -= len(p.held[0].Parts[0].Text)
-		p.held = p.held[1:]
-	}
+	p.attribute(m, c, text)
+	p.add(m)
+	c.Output = &stored{m.SessionID, m.Seq}
 }
 
-// release writes a held result as of unknown source; should its command's
-// event still come, it attributes the stored result then.
-func (p *parser) release(m *session.Message) {
-	p.sink.Put(m)
-	if c := p.st.Calls[m.ToolCallID]; c != nil {
-		c.Output = &stored{m.SessionID, m.Seq}
-	}
-}
-
-// attribute tags a command's output with the single file it read, if any.
-func attribute(m *session.Message, read string) {
-	if read == "" || len(m.Parts) == 0 {
+// addReads adds files Codex says a command read.
+func addReads(m *session.Message, reads []string) {
+	if len(reads) == 0 {
 		return
 	}
-	m.Parts[0].SourcePath = read
-	m.SyncSourcePaths()
+	m.Meta.NoFiles = false
+	m.SyncSourcePaths(reads...)
 }

@@ -13,21 +13,12 @@ import (
 // Agent is the name the CLI and origin records use.
 const Agent = "codex"
 
-// maxHeld and maxHeldBytes bound the results kept waiting for their
-// command's event (Codex writes the event first; this is the exception).
-const (
-	maxHeld      = 64
-	maxHeldBytes = 8 << 20
-)
-
 type parser struct {
 	sink   *importers.Sink
 	file   string
 	paths  *importers.Paths
 	st     state
-	turn   *session.Message   // assistant message being assembled (text, then calls)
-	held   []*session.Message // results waiting for their command's parsed_cmd
-	heldN  int                // bytes of text they hold
+	turn   *session.Message // assistant message being assembled (text, then calls)
 	opened bool
 	// revise: turn continues a message an earlier import stored; its parts
 	// are appended to it on commit.
@@ -42,6 +33,12 @@ type state struct {
 	Title    string           `json:"title,omitempty"`
 	Titled   string           `json:"titled,omitempty"`
 	Calls    map[string]*call `json:"calls,omitempty"` // open calls by call_id
+	// Execs are commands still running, by the session ID exec_command
+	// printed: write_stdin prints more of their output.
+	Execs map[string]*call `json:"execs,omitempty"`
+	// Cells are code-mode scripts still running, by cell ID: wait prints
+	// more of their output.
+	Cells map[string]*call `json:"cells,omitempty"`
 	// Open is the assistant message the file ended on: calls that follow in
 	// a grown file belong to it.
 	Open *stored `json:"open,omitempty"`
@@ -57,15 +54,30 @@ type call struct {
 	Workdir   string `json:"workdir,omitempty"`
 	SessionID string `json:"sessionId"`
 	Seq       uint64 `json:"seq"`
-	// Read is the file a single-read command read ("" unknown), once its
-	// event is seen; Known says the event was seen.
-	Read  string `json:"read,omitempty"`
-	Known bool   `json:"known,omitempty"`
-	Done  bool   `json:"done,omitempty"` // its output was imported
-	Noted bool   `json:"noted,omitempty"`
-	// Output is the stored output of a command whose event had not come
-	// when the file ended; the event attributes it later.
+	// The command a shell-like call runs: an argument vector, or a line
+	// (PowerShell when Pwsh); a code-mode script's commands; the file
+	// read_file reads; or why what it runs cannot be told.
+	Argv    []string  `json:"argv,omitempty"`
+	Line    string    `json:"line,omitempty"`
+	Pwsh    bool      `json:"pwsh,omitempty"`
+	Script  []command `json:"script,omitempty"`
+	File    string    `json:"file,omitempty"`
+	Unknown string    `json:"unknown,omitempty"`
+	// Reads are the files Codex's parsed_cmd says the command read, once
+	// its event is seen (Known).
+	Reads []string `json:"reads,omitempty"`
+	Known bool     `json:"known,omitempty"`
+	Done  bool     `json:"done,omitempty"` // its output was imported
+	Noted bool     `json:"noted,omitempty"`
+	// Output is where its output was stored: an event that comes later
+	// adds its reads there.
 	Output *stored `json:"output,omitempty"`
+}
+
+// command is one command a code-mode script runs.
+type command struct {
+	Line    string `json:"line"`
+	Workdir string `json:"workdir,omitempty"`
 }
 
 // New is the importers.Factory for Codex rollouts.
@@ -78,6 +90,12 @@ func New(sink *importers.Sink, file string, saved json.RawMessage) (importers.Pa
 	}
 	if p.st.Calls == nil {
 		p.st.Calls = map[string]*call{}
+	}
+	if p.st.Execs == nil {
+		p.st.Execs = map[string]*call{}
+	}
+	if p.st.Cells == nil {
+		p.st.Cells = map[string]*call{}
 	}
 	return p, nil
 }
@@ -109,8 +127,8 @@ func (p *parser) Line(raw []byte) bool {
 	case "event_msg":
 		p.event(pl)
 		return true
-	case "compacted":
-		return true // a summary that replaced history; the history itself is above
+	case "compacted", "world_state", "inter_agent_communication", "inter_agent_communication_metadata", "security_risk_score", "realtime_item":
+		return true // a summary that replaced history (the history is above), or Codex's bookkeeping
 	case "message", "function_call", "function_call_output", "reasoning", "custom_tool_call",
 		"custom_tool_call_output", "local_shell_call", "web_search_call":
 		e.payload.Type = e.Type // an older rollout: a bare item
@@ -178,10 +196,6 @@ func (p *parser) Finish() {
 		p.st.Open = &stored{p.turn.SessionID, p.turn.Seq}
 	}
 	p.finishTurn()
-	for _, m := range p.held {
-		p.release(m)
-	}
-	p.held, p.heldN = nil, 0
 	ids := make([]string, 0, len(p.st.Calls))
 	for id := range p.st.Calls {
 		ids = append(ids, id)

@@ -59,6 +59,12 @@ func Describe(m *session.Message) string {
 	if m.Meta.Note != "" {
 		b.WriteString(" note=" + m.Meta.Note)
 	}
+	if m.Meta.NoFiles {
+		b.WriteString(" nofiles")
+	}
+	if m.Meta.UnknownSource != "" {
+		b.WriteString(" unknown=" + m.Meta.UnknownSource)
+	}
 	return b.String()
 }
 

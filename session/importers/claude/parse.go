@@ -21,9 +21,9 @@ type parser struct {
 	paths     *importers.Paths
 	agentFile bool // an agent-*.jsonl: the whole file is one subagent's session
 	st        state
-	turns     map[string]*turn  // session key → turn being assembled
-	side      map[string]string // uuid → sidechain session key (this import)
-	touched   map[string]bool   // session keys this import wrote to
+	turns     map[string]*turn       // session key → turn being assembled
+	side      map[string]string      // uuid → sidechain session key (this import)
+	touched   map[string]bool        // session keys this import wrote to
 	early     map[string]*heldResult // results written before their call, by call ID
 }
 

@@ -42,7 +42,7 @@ type payload struct {
 		WorkingDirectory string   `json:"working_directory"`
 	} `json:"action"`
 	// exec_command_begin/end
-	ParsedCmd []parsedCmd      `json:"parsed_cmd"`
+	ParsedCmd []parsedCmd     `json:"parsed_cmd"`
 	Command   json.RawMessage `json:"command"` // the command's argv
 }
 

@@ -37,7 +37,7 @@ func TestDemoSeedsSessionsWithTheRealTools(t *testing.T) {
 	for _, h := range hs {
 		titles[h.Title] = h
 	}
-	for _, want := range []string{"Tour of the project", "How big is it?", "A limited model at work", "Where is the API key used?"} {
+	for _, want := range []string{"Tour of the project", "How big is it?", "A limited model at work", "Reading through the shell", "Where is the API key used?"} {
 		if titles[want].Count == 0 {
 			t.Fatalf("no session %q with messages; have %v", want, hs)
 		}
@@ -66,7 +66,7 @@ func TestDemoSeedsSessionsWithTheRealTools(t *testing.T) {
 					t.Fatalf("%s: sourcePath %q is not canonical inside %s (%v)", h.Title, p, ws, err)
 				}
 			}
-			if (m.Tool == "bash" || m.Tool == "glob" && !strings.Contains(string(inputOf(msgs, m.ToolCallID)), "content")) && m.Meta.SourcePaths != nil {
+			if m.Tool == "glob" && !strings.Contains(string(inputOf(msgs, m.ToolCallID)), "content") && m.Meta.SourcePaths != nil {
 				t.Fatalf("%s: %s result carries sourcePaths %v", h.Title, m.Tool, m.Meta.SourcePaths)
 			}
 		}
@@ -74,6 +74,50 @@ func TestDemoSeedsSessionsWithTheRealTools(t *testing.T) {
 	for _, tool := range []string{"read", "grep", "glob", "bash"} {
 		if tools[tool] == 0 {
 			t.Fatalf("no %s result in the demo", tool)
+		}
+	}
+}
+
+// The shell session: each command's output is tagged with the files it
+// read, a search line by line; limited is sent the allowed lines and
+// placeholders for .env and secrets/, trusted everything.
+func TestDemoShellReadsAreTagged(t *testing.T) {
+	isolate(t)
+	d := seededDemo(t)
+	msgs := demoMessages(t, d, "Reading through the shell")
+	ws, _ := filepath.EvalSymlinks(d.workspace)
+	var grep, cat *session.Message
+	for i := range msgs {
+		m := &msgs[i]
+		if m.Tool != "bash" {
+			continue
+		}
+		if len(m.Meta.SourcePaths) == 0 {
+			t.Fatalf("untagged bash result %q (%s)", m.Text(), m.Meta.UnknownSource)
+		}
+		switch {
+		case strings.Contains(m.Text(), "src/config.go:") && m.Attributed():
+			grep = m
+		case strings.Contains(m.Text(), "DATABASE_URL"):
+			cat = m
+		}
+	}
+	if grep == nil || cat == nil {
+		t.Fatalf("grep %v, cat %v", grep != nil, cat != nil)
+	}
+	req := runner.Build(msgs, "s", "demo/limited", d.pol)
+	var sent strings.Builder
+	for _, m := range req.History {
+		sent.WriteString(m.Text() + "\n")
+	}
+	for _, leak := range []string{"sk-demo-local", "sk-demo-prod", "hunter2"} {
+		if strings.Contains(sent.String(), leak) {
+			t.Fatalf("limited is sent %q", leak)
+		}
+	}
+	for _, want := range []string{`src/config.go:19:`, "[Content from " + filepath.Join(ws, ".env") + " filtered", "[Content from " + filepath.Join(ws, "secrets", "api.key") + " filtered"} {
+		if !strings.Contains(sent.String(), want) {
+			t.Fatalf("limited is not sent %q:\n%s", want, sent.String())
 		}
 	}
 }

@@ -138,7 +138,7 @@ func writeRedactText(w io.Writer, req runner.Request, stored int, policyFile str
 		}
 		fmt.Fprintf(w, "    %s  — %s\n", ui.Inert(d.Path), ui.Inert(rule))
 	}
-	fmt.Fprintf(w, "  unknown source: %d tool results without sourcePaths (bash, webfetch, imports): sent unchecked\n", rep.UnknownSource)
+	fmt.Fprintf(w, "  unknown source: %d tool results whose source is not (fully) known (scripts, the web, tools scrim does not know): sent unchecked\n", rep.UnknownSource)
 }
 
 func writeRedactMessage(w io.Writer, m *session.Message) {
@@ -153,6 +153,12 @@ func writeRedactMessage(w io.Writer, m *session.Message) {
 		head += " error"
 	}
 	fmt.Fprintln(w, ui.Inert(oneLine(head)))
+	if why, ok := m.Unknown(); ok && !redactedWhole(m) {
+		fmt.Fprintln(w, gutterInfo+"unknown source, sent unchecked: "+ui.Inert(oneLine(why)))
+	}
+	if !m.Attributed() && len(m.Meta.SourcePaths) > 0 && !redactedWhole(m) {
+		fmt.Fprintln(w, gutterInfo+"from "+ui.Inert(oneLine(strings.Join(m.Meta.SourcePaths, ", "))))
+	}
 	for _, p := range m.Parts {
 		switch {
 		case p.Redacted:
@@ -166,6 +172,16 @@ func writeRedactMessage(w io.Writer, m *session.Message) {
 			writeGuttered(w, p.Text)
 		}
 	}
+}
+
+// redactedWhole reports whether every part of m was replaced.
+func redactedWhole(m *session.Message) bool {
+	for _, p := range m.Parts {
+		if !p.Redacted {
+			return false
+		}
+	}
+	return len(m.Parts) > 0
 }
 
 func writeGuttered(w io.Writer, text string) {

@@ -277,6 +277,11 @@ func writeTextMessage(w io.Writer, m *session.Message) error {
 	if m.Meta.Note != "" {
 		fmt.Fprintf(w, "  note: %s\n", inertLine(m.Meta.Note))
 	}
+	if why, ok := m.Unknown(); ok {
+		fmt.Fprintf(w, "  unknown source: %s\n", inertLine(why))
+	} else if m.Meta.NoFiles {
+		fmt.Fprintln(w, "  no file content")
+	}
 	for _, p := range m.Parts {
 		label := inertLine(string(p.Kind))
 		if p.Kind == session.PartToolCall {

@@ -78,8 +78,10 @@ type chunk struct {
 // output, and where its tagged messages start in chunk.tagged.
 type block struct{ out, tagged int32 }
 
-// tally counts what redaction changed.
-type tally struct{ redactedMessages, redactedParts int }
+// tally counts what redaction changed. unknownWithheld counts messages of
+// unknown source that were withheld whole anyway (a path known to have been
+// read is denied): they are not sent unchecked.
+type tally struct{ redactedMessages, redactedParts, unknownWithheld int }
 
 // tagged is where a message's copy is, from the chunk's start in the output,
 // where its path indexes start in chunk.idx, and whether its parts carry
@@ -109,14 +111,15 @@ func (c *chunk) scan() {
 	}
 }
 
-// note counts m if it is a tool result of unknown source, and notes its
-// paths if it carries any; its copy will be the chunk's nth.
+// note counts m if it is of unknown source (with or without the paths known
+// to have been read), and notes its paths if it carries any; its copy will
+// be the chunk's nth.
 func (c *chunk) note(m *session.Message, nth int) {
+	if _, unknown := m.Unknown(); unknown {
+		c.unknownSource++
+	}
 	attributed := m.Attributed()
 	if len(m.Meta.SourcePaths) == 0 && !attributed {
-		if m.Role == session.RoleTool {
-			c.unknownSource++
-		}
 		return
 	}
 	first := len(c.idx)
@@ -279,7 +282,11 @@ func (c *chunk) fixUp(out []session.Message, b int, d *decisions, t *tally) {
 		if tg.attributed && !d.unattributedDenied(m, meta) {
 			m.Parts = t.redactParts(d, m.Parts, parts)
 		} else {
+			before := t.redactedMessages
 			m.Parts = t.redactWhole(d, m, meta, parts)
+			if t.redactedMessages > before && m.Meta.UnknownSource != "" {
+				t.unknownWithheld++
+			}
 		}
 	}
 }

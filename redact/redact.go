@@ -32,7 +32,7 @@ type Report struct {
 	Messages         int          `json:"messages"`         // messages in the result
 	RedactedMessages int          `json:"redactedMessages"` // messages with at least one placeholder
 	RedactedParts    int          `json:"redactedParts"`    // stored parts replaced
-	UnknownSource    int          `json:"unknownSource"`    // tool results without sourcePaths: could not be checked
+	UnknownSource    int          `json:"unknownSource"`    // messages whose source is not (fully) known, sent unchecked
 	DeniedPaths      []DeniedPath `json:"deniedPaths"`      // in order of first appearance
 	Events           int          `json:"events"`           // event messages left out
 }
@@ -86,7 +86,7 @@ func history(msgs []session.Message, model string, p *policy.Policy, l layout) (
 	for _, c := range chunks {
 		rep.RedactedMessages += c.redactedMessages
 		rep.RedactedParts += c.redactedParts
-		rep.UnknownSource += c.unknownSource
+		rep.UnknownSource += c.unknownSource - c.unknownWithheld
 		rep.Events += c.events
 	}
 	return out, rep

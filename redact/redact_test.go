@@ -69,6 +69,7 @@ func newFixture(t *testing.T) fixture {
 		"secrets/api.key":    "TOKEN=sk-secret-1\n",
 		"secrets/second.key": "TOKEN=sk-secret-2\n",
 		"docs/readme.md":     "no token here\n",
+		"show.sh":            "cat secrets/api.key\n",
 	} {
 		p := filepath.Join(root, name)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -97,7 +98,7 @@ func newFixture(t *testing.T) fixture {
 		run("read", map[string]any{"path": "secrets/api.key"}),        // 1: denied for limited
 		run("read", map[string]any{"path": "src/main.go"}),            // 2: allowed
 		run("grep", map[string]any{"pattern": "TOKEN"}),               // 3: mixed
-		run("bash", map[string]any{"command": "cat secrets/api.key"}), // 4: no sourcePaths
+		run("bash", map[string]any{"command": "bash show.sh"}),        // 4: a script: unknown source, no sourcePaths
 		run("glob", map[string]any{"pattern": "**/*.key"}),            // 5: names only
 		{Role: session.RoleEvent, Parts: []session.Part{{Kind: session.PartText, Text: "model switched from trusted/a (tier all) to limited/b (tier limited)"}}},
 		text(session.RoleAssistant, "done"),
@@ -195,7 +196,7 @@ func TestHistoryOnRealToolResults(t *testing.T) {
 	t.Run("report", func(t *testing.T) {
 		want := Report{
 			Tier: Tier{Name: "limited", Label: "limited cloud"}, Messages: 7, RedactedMessages: 2, RedactedParts: 3,
-			UnknownSource: 2, Events: 1,
+			UnknownSource: 1, Events: 1, // the script's output; glob's names are no file's content
 			DeniedPaths: []DeniedPath{
 				{Path: key, Pattern: "**/secrets/**", Line: 11, Reason: `deny pattern "**/secrets/**" matches`},
 				{Path: second, Pattern: "**/secrets/**", Line: 11, Reason: `deny pattern "**/secrets/**" matches`},

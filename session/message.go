@@ -218,3 +218,19 @@ func (m *Message) Text() string {
 	}
 	return string(b)
 }
+
+// Unknown reports whether m is a tool result whose content cannot be
+// checked against a policy in full, and why: a reason recorded when it was
+// made (a shell command scrim cannot follow), or none recorded at all (a
+// result stored before sources were recorded, or from an importer that
+// does not know the tool). Results known to hold no file content (noFiles)
+// and results whose every source is listed are not.
+func (m *Message) Unknown() (reason string, unknown bool) {
+	switch {
+	case m.Meta.UnknownSource != "":
+		return m.Meta.UnknownSource, true
+	case m.Role == RoleTool && m.Meta.SourcePaths == nil && !m.Meta.NoFiles:
+		return "no source was recorded", true
+	}
+	return "", false
+}

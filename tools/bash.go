@@ -11,6 +11,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/scrim-dev/scrim/session"
+	"github.com/scrim-dev/scrim/shellread"
 )
 
 // Limits of one command.
@@ -49,8 +52,12 @@ func (bashTool) Schema() map[string]any {
 	}
 }
 
-// Run never attributes its output to files: whatever the command read, the
-// tool cannot know where each byte came from.
+// Run refuses a command that names a path the active tier may not read, as
+// read refuses the path, and tags the output with the files the command
+// read (shellread): per file where the output names its files line by
+// line, as a whole otherwise, of unknown source with the reason when the
+// command runs something scrim cannot follow. A command that reads no file
+// (echo, ls) carries no sourcePaths.
 func (bashTool) Run(ctx context.Context, env Env, input json.RawMessage) Result {
 	var in bashInput
 	if err := decode(input, &in); err != nil {
@@ -67,6 +74,16 @@ func (bashTool) Run(ctx context.Context, env Env, input json.RawMessage) Result 
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return errorResult(env, "bash", "bash failed: working folder %s does not exist", dir)
 	}
+	g := newGate(env, full)
+	sh := shellread.Command{Line: in.Command, Dir: dir}
+	sh.Home, _ = os.UserHomeDir()
+	for _, name := range shellread.Read(sh, "", nil).Names {
+		if _, ok, _ := g.check(name); !ok {
+			r := errorResult(env, "bash", "%s", deniedText(g.label(), name))
+			r.Denied = true
+			return r
+		}
+	}
 	ctx, cancel := withTimeout(ctx, timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", "-c", in.Command)
@@ -76,28 +93,32 @@ func (bashTool) Run(ctx context.Context, env Env, input json.RawMessage) Result 
 	ownProcessGroup(cmd)
 	cmd.WaitDelay = 2 * time.Second // a background child holding the pipes open
 	err = cmd.Run()
-	text := out.String()
-	if text == "" {
-		text = "(no output)"
+	body := out.String()
+	if body == "" {
+		body = "(no output)"
 	}
 	msg := newResult(env, "bash")
 	var exit *exec.ExitError
+	var tail string
 	switch {
 	case err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
 		msg.IsError = true
-		text += fmt.Sprintf("\n[timed out after %s: the command was killed]", timeout)
+		tail = fmt.Sprintf("\n[timed out after %s: the command was killed]", timeout)
 	case err != nil && ctx.Err() != nil:
 		msg.IsError = true
-		text += "\n[cancelled: the command was killed]"
+		tail = "\n[cancelled: the command was killed]"
 	case errors.As(err, &exit):
-		text += fmt.Sprintf("\n[exit code %d]", exit.ExitCode())
+		tail = fmt.Sprintf("\n[exit code %d]", exit.ExitCode())
 	case err != nil:
 		return errorResult(env, "bash", "bash failed: %v", err)
 	default:
-		text += "\n[exit code 0]"
+		tail = "\n[exit code 0]"
 	}
-	msg.Parts = append(msg.Parts, textPart(text, ""))
-	return finish(msg)
+	msg.Attribute(shellread.Read(sh, body, nil), "", body, tail)
+	for i := range msg.Parts {
+		msg.Parts[i].Kind = session.PartText
+	}
+	return Result{Message: msg}
 }
 
 // parseTimeout reads seconds (a JSON number) or a Go duration ("90s").

@@ -119,19 +119,23 @@ func newResult(env Env, tool string) session.Message {
 	return session.Message{Role: session.RoleTool, Tool: tool, Model: env.Model, CreatedAt: env.now(), Parts: []session.Part{}}
 }
 
-// errorResult is a failed run: one untagged text part the model can read.
+// errorResult is a failed run: one untagged text part the model can read,
+// in scrim's own words (no file content).
 func errorResult(env Env, tool, format string, a ...any) Result {
 	m := newResult(env, tool)
 	m.IsError = true
+	m.Meta.NoFiles = true
 	m.Parts = append(m.Parts, textPart(fmt.Sprintf(format, a...), ""))
 	return Result{Message: m}
 }
 
 // finish sets Meta.SourcePaths from the parts: nil when no part is file
-// content, so "absent" stays absent in the store and in JSON.
+// content, so "absent" stays absent in the store and in JSON, and the
+// result is then known to hold none (names, notes).
 func finish(m session.Message) Result {
 	m.Meta.SourcePaths = nil
 	m.SyncSourcePaths()
+	m.Meta.NoFiles = m.Meta.SourcePaths == nil
 	return Result{Message: m}
 }
 

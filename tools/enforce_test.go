@@ -105,7 +105,8 @@ func TestBashAndWebfetchCarryNoSourcePaths(t *testing.T) {
 		in   map[string]any
 		want string
 	}{
-		{"bash", map[string]any{"command": "cat notes.txt"}, "file content via cat\n[exit code 0]"},
+		// A command that reads no file; one that does is tagged (TestBashTagsWhatItReads).
+		{"bash", map[string]any{"command": "echo printed, not read; ls"}, "printed, not read\nnotes.txt\n[exit code 0]"},
 		{"webfetch", map[string]any{"url": srv.URL}, "Title: Docs\n\n# Hello\n\nRead more (" + srv.URL + "/more)."},
 	} {
 		t.Run(tc.tool, func(t *testing.T) {
@@ -176,7 +177,7 @@ func TestSourcePathsSurviveReopen(t *testing.T) {
 		t.Fatalf("reload: %d messages, %v, %v", len(got), bad, err)
 	}
 	a, b := filepath.Join(root, "a.txt"), filepath.Join(root, "b.txt")
-	wantPaths := [][]string{{a}, {b}, {a, b}, nil, {a, b, filepath.Join(root, "c.txt")}, nil, nil}
+	wantPaths := [][]string{{a}, {b}, {a, b}, nil, {a, b, filepath.Join(root, "c.txt")}, {a}, nil}
 	for i, m := range got {
 		if !slices.Equal(m.Meta.SourcePaths, wantPaths[i]) || (m.Meta.SourcePaths == nil) != (wantPaths[i] == nil) {
 			t.Errorf("%s #%d: sourcePaths %q after reopen, want %q", m.Tool, i, m.Meta.SourcePaths, wantPaths[i])

@@ -106,7 +106,8 @@ func (webfetchTool) Run(ctx context.Context, env Env, input json.RawMessage) Res
 	msg := newResult(env, "webfetch")
 	msg.IsError = resp.StatusCode >= 400
 	msg.Parts = append(msg.Parts, textPart(strings.ToValidUTF8(b.String(), "\uFFFD"), ""))
-	return finish(msg)
+	msg.Meta.UnknownSource = "content fetched from the web (" + oneLine(u.String()) + ")"
+	return Result{Message: msg}
 }
 
 // bodyText decodes a body to UTF-8 text by its declared charset, reducing HTML

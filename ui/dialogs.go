@@ -72,13 +72,23 @@ func (d *explainDialog) lines(width int) []string {
 	switch {
 	case m.Role == session.RoleEvent:
 		return append(out, "An event: shown in the stored history, never sent to a model.")
-	case m.Meta.SourcePaths == nil && m.Role == session.RoleTool:
+	case m.Meta.SourcePaths == nil && m.Meta.UnknownSource == "" && m.Role == session.RoleTool && !m.Meta.NoFiles:
 		return append(out,
-			st.Unknown.wrap("? Unknown source.")+" This tool result carries no sourcePaths, so scrim cannot",
-			"check it against the policy: it is sent as stored. (bash and webfetch output is",
-			"never attributed to files, whatever the command read.)")
+			st.Unknown.wrap("? Unknown source.")+" This tool result carries no sourcePaths and no record of",
+			"where it came from, so scrim cannot check it against the policy: it is sent as stored.")
+	case m.Meta.SourcePaths == nil && m.Meta.UnknownSource != "":
+		return append(out,
+			st.Unknown.wrap("? Unknown source: ")+inertLine(m.Meta.UnknownSource)+".",
+			"scrim cannot tell which files this content came from, so it cannot check it",
+			"against the policy: it is sent as stored.")
 	case m.Meta.SourcePaths == nil:
 		return append(out, "No file content (no sourcePaths): sent as stored.")
+	}
+	if m.Meta.UnknownSource != "" {
+		out = append(out,
+			st.Unknown.wrap("? Not all of its source is known: ")+inertLine(m.Meta.UnknownSource)+".",
+			"The files below are known to have been read; if any is denied the whole message",
+			"is withheld, otherwise it is sent as stored.", "")
 	}
 	out = append(out, "Each source path, the decision for tier "+inertLine(t.Label)+" and what decided it:", "")
 	for _, e := range d.em.exps {

@@ -80,7 +80,7 @@ func (s *styles) headerSegs(segs []seg, v sideView, seq uint64, base *session.Me
 	}
 	switch {
 	case v.note != "":
-	case base.Role == session.RoleTool && base.Meta.SourcePaths == nil:
+	case unknownShown(base, v):
 		segs = append(segs, seg{text: " · ? unknown source", ink: s.Unknown})
 	case v.sent && countRedacted(v.msg) > 0:
 		n := countRedacted(v.msg)
@@ -89,6 +89,13 @@ func (s *styles) headerSegs(segs []seg, v sideView, seq uint64, base *session.Me
 		segs = append(segs, seg{text: " · ✗ withheld from tier " + inertLine(v.tier), ink: s.Err})
 	}
 	return segs
+}
+
+// unknownShown reports whether a message's header marks it of unknown
+// source: it is, and what is shown of it is not withheld.
+func unknownShown(m *session.Message, v sideView) bool {
+	_, unknown := m.Unknown()
+	return unknown && !(v.sent && countRedacted(v.msg) > 0) && !(!v.sent && (v.whole || len(v.denied) > 0))
 }
 
 func (s *styles) roleInk(r session.Role) ink {

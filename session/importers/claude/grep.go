@@ -6,7 +6,6 @@ import (
 
 	"github.com/scrim-dev/scrim/policy"
 	"github.com/scrim-dev/scrim/session"
-	"github.com/scrim-dev/scrim/session/importers"
 	"github.com/scrim-dev/scrim/shellread"
 )
 
@@ -22,7 +21,7 @@ func (p *parser) grepContent(m *session.Message, c *call, text, cwd string) {
 		searched = cwd
 	}
 	forms := p.paths.Forms(searched, cwd)
-	whole := func() { importers.Attribute(m, shellread.Reading{Files: forms}, "", text) }
+	whole := func() { m.Attribute(shellread.Reading{Files: forms}, "", text, "") }
 	kind := fileKind(forms)
 	if kind == isFile {
 		whole()
@@ -53,7 +52,7 @@ func (p *parser) grepContent(m *session.Message, c *call, text, cwd string) {
 		m.Meta.NoFiles = false
 		return
 	}
-	importers.Attribute(m, shellread.Reading{Files: files, Parts: parts}, "", text)
+	m.Attribute(shellread.Reading{Files: files, Parts: parts}, "", text, "")
 }
 
 type pathKind int

@@ -95,11 +95,11 @@ func newFixture(t *testing.T) fixture {
 	}
 	f.msgs = []session.Message{
 		text(session.RoleUser, "look at the keys"),
-		run("read", map[string]any{"path": "secrets/api.key"}),        // 1: denied for limited
-		run("read", map[string]any{"path": "src/main.go"}),            // 2: allowed
-		run("grep", map[string]any{"pattern": "TOKEN"}),               // 3: mixed
-		run("bash", map[string]any{"command": "bash show.sh"}),        // 4: a script: unknown source, no sourcePaths
-		run("glob", map[string]any{"pattern": "**/*.key"}),            // 5: names only
+		run("read", map[string]any{"path": "secrets/api.key"}), // 1: denied for limited
+		run("read", map[string]any{"path": "src/main.go"}),     // 2: allowed
+		run("grep", map[string]any{"pattern": "TOKEN"}),        // 3: mixed
+		run("bash", map[string]any{"command": "bash show.sh"}), // 4: a script: unknown source, no sourcePaths
+		run("glob", map[string]any{"pattern": "**/*.key"}),     // 5: names only
 		{Role: session.RoleEvent, Parts: []session.Part{{Kind: session.PartText, Text: "model switched from trusted/a (tier all) to limited/b (tier limited)"}}},
 		text(session.RoleAssistant, "done"),
 	}

@@ -120,7 +120,7 @@ func (s *styles) pathSegs(segs []seg, v sideView, m *session.Message) []seg {
 			break
 		}
 		k, mark := s.Path, "└ "
-		if v.whole || v.denied[p] {
+		if v.denied[p] {
 			k, mark = s.Err, "└ ✗ "
 		}
 		segs = append(segs, seg{text: mark + inertLine(p) + "\n", ink: k})
@@ -170,18 +170,30 @@ func countRedacted(m *session.Message) int {
 
 // withheld derives, from what is sent, which stored content the model does
 // not get: the paths of its placeholders, or the whole message when the
-// stored message is attributed as a whole.
+// stored message is attributed as a whole (to all its paths, or to a path
+// none of its parts carries).
 func withheld(stored, sent *session.Message) (paths map[string]bool, whole bool) {
 	if sent == nil || countRedacted(sent) == 0 {
 		return nil, false
 	}
 	paths = map[string]bool{}
+	whole = !stored.Attributed()
 	for i := range sent.Parts {
-		if sent.Parts[i].Redacted {
-			paths[sent.Parts[i].SourcePath] = true
+		if p := sent.Parts[i].SourcePath; sent.Parts[i].Redacted {
+			paths[p] = true
+			whole = whole || !carries(stored, p)
 		}
 	}
-	return paths, !stored.Attributed()
+	return paths, whole
+}
+
+func carries(m *session.Message, path string) bool {
+	for i := range m.Parts {
+		if m.Parts[i].SourcePath == path {
+			return true
+		}
+	}
+	return false
 }
 
 func plural(n int, one, many string) string {

@@ -94,7 +94,7 @@ func compilePattern(raw, baseDir string) (Pattern, error) {
 		}
 		s = escapeMeta(baseDir) + "/" + s
 	}
-	if drivePattern(s) {
+	if _, ok := DrivePath(s); ok && drivePattern(s) {
 		s = strings.ToUpper(s[:1]) + s[1:] // a Windows drive, as paths from Windows are recorded
 	}
 	trailing := strings.HasSuffix(s, "/") && len(s) > 1
@@ -119,11 +119,19 @@ func compilePattern(raw, baseDir string) (Pattern, error) {
 }
 
 // drivePattern reports whether s starts with a Windows drive written with a
-// forward slash ("C:/Users/**"): a backslash in a pattern is an escape, so
-// patterns for Windows paths are written with forward slashes.
+// forward slash ("C:/Users/**", or any drive: "?:/**"): a backslash in a
+// pattern is an escape, so patterns for Windows paths are written with
+// forward slashes.
 func drivePattern(s string) bool {
-	_, ok := DrivePath(s)
-	return ok && s[2] == '/'
+	i := strings.Index(s, ":/")
+	if i <= 0 || strings.ContainsRune(s[:i], '/') {
+		return false
+	}
+	d := s[:i]
+	if _, ok := DrivePath(s); ok {
+		return true
+	}
+	return d == "?" || d == "*" || strings.HasPrefix(d, "[") && strings.HasSuffix(d, "]")
 }
 
 var errInvalidGlob = errors.New("invalid glob: an unclosed [ or {, or a \\ at the end (write \\[ for a literal [)")
@@ -206,8 +214,8 @@ func splitLiteral(glob string) (prefix, rest string) {
 		lit = append(lit, u)
 	}
 	prefix = strings.Join(lit, "/")
-	if prefix == "" {
-		prefix = "/"
+	if prefix == "" && i > 0 {
+		prefix = "/" // "/" alone; a glob drive ("?:/**") has no literal prefix
 	}
 	return prefix, strings.Join(comps[i:], "/")
 }

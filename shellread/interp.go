@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/scrim-dev/scrim/policy"
 	"mvdan.cc/sh/v3/expand"
@@ -82,6 +83,10 @@ func (in *interp) setDir(dir string) {
 	}
 }
 
+// parsers are reused: a parser is a large allocation, and an import asks
+// for one per command.
+var parsers = sync.Pool{New: func() any { return syntax.NewParser(syntax.Variant(syntax.LangBash)) }}
+
 func unknownSeg(format string, a ...any) seg { return seg{unknown: fmt.Sprintf(format, a...)} }
 
 // script parses and follows a shell script.
@@ -89,7 +94,9 @@ func (in *interp) script(src string) []seg {
 	if in.depth > maxDepth {
 		return []seg{unknownSeg("shells nested too deep to follow")}
 	}
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
+	p := parsers.Get().(*syntax.Parser)
+	f, err := p.Parse(strings.NewReader(src), "")
+	parsers.Put(p)
 	if err != nil {
 		return []seg{unknownSeg("the command could not be parsed as a shell command")}
 	}
@@ -476,6 +483,10 @@ func (in *interp) fields(words []*syntax.Word, split bool) (out []string, subs [
 		if w == nil {
 			continue
 		}
+		if lit, ok := literalWord(w); ok {
+			out = append(out, lit) // most words: nothing to expand
+			continue
+		}
 		if why := in.checkWord(w); why != "" {
 			return nil, subs, why
 		}
@@ -522,6 +533,41 @@ func (in *interp) fields(words []*syntax.Word, split bool) (out []string, subs [
 		out = append(out, fs...)
 	}
 	return out, subs, ""
+}
+
+// literalWord is the text of a word that expansion leaves as it is: plain
+// text and quotes, with no escapes, variables, globs, braces or ~.
+func literalWord(w *syntax.Word) (string, bool) {
+	plain := func(p syntax.WordPart) (string, bool) {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			return p.Value, !strings.ContainsAny(p.Value, "~*?[{\\$")
+		case *syntax.SglQuoted:
+			return p.Value, !p.Dollar
+		case *syntax.DblQuoted:
+			switch len(p.Parts) {
+			case 0:
+				return "", true
+			case 1:
+				if l, ok := p.Parts[0].(*syntax.Lit); ok && !strings.ContainsAny(l.Value, "\\$`") {
+					return l.Value, true
+				}
+			}
+		}
+		return "", false
+	}
+	if len(w.Parts) == 1 {
+		return plain(w.Parts[0])
+	}
+	var b strings.Builder
+	for _, p := range w.Parts {
+		s, ok := plain(p)
+		if !ok {
+			return "", false
+		}
+		b.WriteString(s)
+	}
+	return b.String(), true
 }
 
 // word expands one word that must stay one field (a redirection target).

@@ -126,8 +126,9 @@ func (n *naming) split(out string, res Resolver) (parts []Part, files []string, 
 	if first == "" {
 		return nil, nil, false
 	}
-	var set pathSet
-	canon := map[string]string{}
+	// Each name is resolved once; its other forms are kept for the end.
+	var extra []string
+	canon := make(map[string]string, 16)
 	resolve := func(name string) string {
 		if c, ok := canon[name]; ok {
 			return c
@@ -136,40 +137,41 @@ func (n *naming) split(out string, res Resolver) (parts []Part, files []string, 
 		c := ""
 		if len(forms) > 0 {
 			c = forms[0]
+			extra = append(extra, forms[1:]...)
 		}
 		canon[name] = c
-		set.add(forms...)
 		return c
 	}
+	// Parts are cut from out itself: lines are contiguous in it.
 	cur := resolve(first)
-	var b strings.Builder
-	flush := func() {
-		if b.Len() > 0 {
-			parts = append(parts, Part{Text: b.String(), File: cur})
-			b.Reset()
-		}
+	if cur == "" {
+		return nil, nil, false
 	}
+	start, off := 0, 0
 	for i, l := range ls {
 		if nm := names[i]; nm != "" {
-			if c := resolve(nm); c != cur {
-				flush()
-				cur = c
+			c := resolve(nm)
+			if c == "" {
+				return nil, nil, false // a name that cannot be resolved
+			}
+			if c != cur {
+				if off > start {
+					parts = append(parts, Part{Text: out[start:off], File: cur})
+				}
+				start, cur = off, c
 			}
 		}
-		b.WriteString(l)
+		off += len(l)
 	}
-	flush()
-	for _, p := range parts {
-		if p.File == "" {
-			return nil, nil, false // a name that cannot be resolved
-		}
+	if off > start {
+		parts = append(parts, Part{Text: out[start:off], File: cur})
 	}
 	// The parts' files first, in order, then the other forms.
-	var ordered pathSet
+	ordered := pathSet{seen: make(map[string]bool, len(canon)+len(extra))}
 	for _, p := range parts {
 		ordered.add(p.File)
 	}
-	ordered.add(set.list...)
+	ordered.add(extra...)
 	return parts, ordered.list, true
 }
 
@@ -298,15 +300,16 @@ func (n *naming) prefixNames(plain []string) []string {
 	}
 	sep := n.sep()
 	out := make([]string, len(plain))
-	cur := ""
 	for i, s := range plain {
+		// The longest known name the line starts with: names end where a
+		// separator follows, so only those places are looked up.
 		best := ""
-		if cur != "" && hasName(s, cur, sep) {
-			best = cur
+		if known[s] {
+			best = s
 		}
-		for nm := range known {
-			if len(nm) > len(best) && hasName(s, nm, sep) {
-				best = nm
+		for j := start(s); j < len(s) && j < 4096 && best != s; j++ {
+			if c := s[j]; (c == sep || c == '-' || c == 0 || c == ':') && known[s[:j]] {
+				best = s[:j]
 			}
 		}
 		if best == "" && n.numbered {
@@ -320,22 +323,9 @@ func (n *naming) prefixNames(plain []string) []string {
 				known[best] = true
 			}
 		}
-		if best != "" {
-			cur = best
-			out[i] = best
-		}
+		out[i] = best
 	}
 	return out
-}
-
-// hasName reports whether s starts with name followed by what ends a name
-// in search output: the separator, '-' (context lines) or NUL.
-func hasName(s, name string, sep byte) bool {
-	if len(s) <= len(name) || !strings.HasPrefix(s, name) {
-		return len(s) == len(name) && s == name
-	}
-	c := s[len(name)]
-	return c == sep || c == '-' || c == 0 || c == ':'
 }
 
 // exists reports whether name is a file here (disambiguating names only).

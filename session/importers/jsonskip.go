@@ -157,3 +157,40 @@ func CutMember(obj []byte, key string) (rest, val []byte, ok bool) {
 	rest = append(append(rest, obj[:a]...), obj[b:]...)
 	return rest, val, true
 }
+
+// Strings reads a JSON array of strings (a command's argv) without
+// encoding/json; ok is false for anything else.
+func Strings(raw []byte) (out []string, ok bool) {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '[' {
+		return nil, false
+	}
+	i = skipSpace(raw, i+1)
+	if i < len(raw) && raw[i] == ']' {
+		return []string{}, true
+	}
+	for i < len(raw) {
+		end, ok := skipString(raw, i)
+		if !ok {
+			return nil, false
+		}
+		s, ok := JSONString(raw[i:end])
+		if !ok {
+			return nil, false
+		}
+		out = append(out, s)
+		i = skipSpace(raw, end)
+		if i >= len(raw) {
+			return nil, false
+		}
+		switch raw[i] {
+		case ',':
+			i = skipSpace(raw, i+1)
+		case ']':
+			return out, skipSpace(raw, i+1) == len(raw)
+		default:
+			return nil, false
+		}
+	}
+	return nil, false
+}

@@ -118,11 +118,10 @@ func (p *parser) noteCommand(c *call, a *shellArgs) {
 	c.Workdir = a.Workdir
 	switch c.Name {
 	case "shell", "container.exec":
-		_ = json.Unmarshal(a.Command, &c.Argv)
+		c.Argv, _ = importers.Strings(a.Command)
 	case "shell_command":
-		var line string
-		_ = json.Unmarshal(a.Command, &line)
-		c.Line, c.Pwsh = line, p.windows(c.Workdir)
+		c.Line, _ = importers.JSONString(a.Command)
+		c.Pwsh = p.windows(c.Workdir)
 	case "exec_command", "unified_exec":
 		c.Line = a.Cmd
 		switch strings.ToLower(strings.TrimSuffix(filepath.Base(strings.ReplaceAll(a.Shell, `\`, "/")), ".exe")) {
@@ -229,6 +228,10 @@ func (p *parser) output(it *payload, ts time.Time) {
 	}
 	p.attribute(m, c, text)
 	p.add(m)
+	if c.Known {
+		delete(p.st.Calls, it.CallID) // answered, and its event came: nothing more to add
+		return
+	}
 	c.Output = &stored{m.SessionID, m.Seq}
 }
 

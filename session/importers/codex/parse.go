@@ -203,7 +203,7 @@ func (p *parser) Finish() {
 	sort.Strings(ids)
 	for _, id := range ids {
 		c := p.st.Calls[id]
-		if (c.Done && c.Output == nil) || c.SessionID == "" { // answered, or an event whose call never came
+		if c.Done || c.SessionID == "" { // answered (a later event adds nothing), or an event whose call never came
 			delete(p.st.Calls, id)
 			continue
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/scrim-dev/scrim/session"
+	"github.com/scrim-dev/scrim/session/importers"
 	"github.com/scrim-dev/scrim/shellread"
 )
 
@@ -101,19 +102,45 @@ func mergeReadings(rs []shellread.Reading) shellread.Reading {
 // headLine matches the lines Codex puts before a command's output.
 var headLine = regexp.MustCompile(`^(Exit code: -?\d+|Wall time:? [\d.]+ seconds|Chunk ID: \S*|Process exited with code -?\d+|Process running with session ID \S+|Original token count: \d+|Total output lines: \d+|Command: .*|Script (completed|failed|terminated|running with cell ID \S+))$`)
 
+// headStarts are how those lines start: a line that starts otherwise is
+// output, and the regular expression is not asked.
+var headStarts = []string{"Exit code: ", "Wall time", "Chunk ID: ", "Process ", "Original token count: ", "Total output lines: ", "Command: ", "Script "}
+
+func isHeadLine(line string) bool {
+	for _, p := range headStarts {
+		if strings.HasPrefix(line, p) {
+			return headLine.MatchString(line)
+		}
+	}
+	return false
+}
+
 // splitHead cuts Codex's header ("Exit code: 0 … Output:") from a
 // command's output. A shell call's JSON output ({"output", "metadata"}) is
 // written out as the same header and the output.
 func splitHead(text string) (head, body string) {
 	if strings.HasPrefix(text, `{"output":`) {
+		// The output can be a whole file: unescape it once, and decode
+		// only the small metadata with encoding/json.
 		var o struct {
-			Output   string `json:"output"`
+			Output   string
 			Metadata struct {
 				ExitCode *int     `json:"exit_code"`
 				Duration *float64 `json:"duration_seconds"`
-			} `json:"metadata"`
+			}
 		}
-		if json.Unmarshal([]byte(text), &o) == nil {
+		bad, ok := false, false
+		ok = importers.Members([]byte(text), func(k, v []byte, _, _ int) bool {
+			switch string(k) {
+			case "output":
+				o.Output, ok = importers.JSONString(v)
+				bad = bad || !ok
+			case "metadata":
+				bad = bad || json.Unmarshal(v, &o.Metadata) != nil
+			}
+			return !bad
+		})
+		if ok && !bad {
 			var b strings.Builder
 			if o.Metadata.ExitCode != nil {
 				b.WriteString("Exit code: " + strconv.Itoa(*o.Metadata.ExitCode) + "\n")
@@ -136,7 +163,7 @@ func splitHead(text string) (head, body string) {
 		if line == "Output:" {
 			return text[:len(text)-len(after)], after
 		}
-		if !headLine.MatchString(line) {
+		if !isHeadLine(line) {
 			return "", text
 		}
 		rest = after

@@ -520,7 +520,7 @@ func (in *interp) fields(words []*syntax.Word, split bool) (out []string, subs [
 				return entries, err
 			},
 		}
-		fs, err := expand.Fields(cfg, w)
+		fs, err := expandFields(cfg, w)
 		if err != nil {
 			return nil, subs, "a word of the command cannot be expanded (" + wordText(w) + ")"
 		}
@@ -533,6 +533,18 @@ func (in *interp) fields(words []*syntax.Word, split bool) (out []string, subs [
 		out = append(out, fs...)
 	}
 	return out, subs, ""
+}
+
+// expandFields is expand.Fields, which panics on some malformed globs
+// ("[0-\\*]" compiles to an invalid regular expression): such a word cannot
+// be expanded.
+func expandFields(cfg *expand.Config, w *syntax.Word) (fs []string, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			fs, err = nil, fmt.Errorf("cannot expand: %v", r)
+		}
+	}()
+	return expand.Fields(cfg, w)
 }
 
 // literalWord is the text of a word that expansion leaves as it is: plain

@@ -103,7 +103,7 @@ func (n *naming) split(out string, res Resolver) (parts []Part, files []string, 
 	for i, l := range ls {
 		plain[i] = plainLine(l)
 	}
-	var names []string
+	var names, doubt []string
 	switch n.style {
 	case fileHeaders:
 		names = n.headerNames(plain)
@@ -114,7 +114,7 @@ func (n *naming) split(out string, res Resolver) (parts []Part, files []string, 
 	case nameList:
 		names = n.listNames(plain)
 	default:
-		names = n.prefixNames(plain)
+		names, doubt = n.prefixNames(plain)
 	}
 	first := ""
 	for _, nm := range names {
@@ -165,6 +165,9 @@ func (n *naming) split(out string, res Resolver) (parts []Part, files []string, 
 	}
 	if off > start {
 		parts = append(parts, Part{Text: out[start:off], File: cur})
+	}
+	for _, d := range doubt {
+		extra = append(extra, res(d, n.dir)...) // what a line may be from
 	}
 	// The parts' files first, in order, then the other forms.
 	ordered := pathSet{seen: make(map[string]bool, len(canon)+len(extra))}
@@ -275,7 +278,7 @@ func (n *naming) contextNames(s string) []string {
 // starts with. A numbered context line whose match line is not in the
 // output (cut off by head) names its file itself; any other line belongs
 // to the file before it.
-func (n *naming) prefixNames(plain []string) []string {
+func (n *naming) prefixNames(plain []string) (names, doubt []string) {
 	known := map[string]bool{}
 	for _, f := range n.files {
 		known[f] = true
@@ -285,17 +288,25 @@ func (n *naming) prefixNames(plain []string) []string {
 			known[nm] = true
 		}
 	}
-	if !n.numbered && n.context {
-		// "a.go-x: y" is a context line of a.go, not a match line of a
-		// file named "a.go-x": drop names that extend another with '-'
-		// unless such a file exists.
-		for nm := range known {
-			for k := range known {
-				if len(k) < len(nm) && strings.HasPrefix(nm, k) && nm[len(k)] == '-' && !n.exists(nm) {
-					delete(known, nm)
-					break
-				}
+	// "a.go-7-src/b.go:3:x" is a context line of a.go whose text looks like
+	// a match line, not a match line of a file named "a.go-7-src/b.go":
+	// a name that extends another by a context separator ("-7-", or "-"
+	// without line numbers) is dropped unless a file of that name exists.
+	// When neither name is seen elsewhere nor exists, the longer is kept
+	// and the shorter is in doubt: the content may be its file's.
+	for nm := range known {
+		if !n.context {
+			break // no context lines: '-' separates nothing
+		}
+		for _, k := range contextPrefixes(nm, n.numbered) {
+			if !n.under(k) || n.exists(nm) {
+				continue
 			}
+			if known[k] || n.exists(k) {
+				delete(known, nm)
+				break
+			}
+			doubt = append(doubt, k)
 		}
 	}
 	sep := n.sep()
@@ -324,6 +335,29 @@ func (n *naming) prefixNames(plain []string) []string {
 			}
 		}
 		out[i] = best
+	}
+	return out, doubt
+}
+
+// contextPrefixes are the names a context line "name-N-text" (or
+// "name-text" without line numbers) can start with, within s.
+func contextPrefixes(s string, numbered bool) []string {
+	var out []string
+	for i := 1; i < len(s); i++ {
+		if s[i] != '-' {
+			continue
+		}
+		if !numbered {
+			out = append(out, s[:i])
+			continue
+		}
+		j := i + 1
+		for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+			j++
+		}
+		if j > i+1 && j < len(s) && s[j] == '-' {
+			out = append(out, s[:i])
+		}
 	}
 	return out
 }

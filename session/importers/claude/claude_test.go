@@ -1,6 +1,7 @@
 package claude
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -172,5 +173,41 @@ func TestEditsAndOtherTools(t *testing.T) {
 	})
 	if got := msgs[6].Text(); got != "[image: image/png]" {
 		t.Errorf("image result stored as %q", got)
+	}
+}
+
+// Claude Code's bookkeeping lines are not content and not skipped; the
+// last ai-title titles the session unless the user gave one.
+func TestBookkeepingAndTitles(t *testing.T) {
+	dir := t.TempDir()
+	lines := `{"type":"user","cwd":"/w","sessionId":"s","uuid":"u1","message":{"role":"user","content":"do the thing"}}
+{"type":"ai-title","aiTitle":"First guess","sessionId":"s"}
+{"type":"last-prompt","lastPrompt":"do the thing","sessionId":"s"}
+{"type":"permission-mode","permissionMode":"acceptEdits","sessionId":"s"}
+{"type":"agent-name","agentName":"x","sessionId":"s"}
+{"type":"cost-state","totalCostUSD":0.1}
+{"type":"mode","mode":"normal"}
+{"type":"worktree-state","state":{}}
+{"type":"pr-link","url":"https://example.com/pr/1"}
+{"type":"agent-setting","x":1}
+{"type":"ai-title","aiTitle":"Fix the flaky upload test","sessionId":"s"}
+`
+	for _, c := range []struct{ extra, title string }{
+		{"", "Fix the flaky upload test"},
+		{`{"type":"custom-title","customTitle":"mine","sessionId":"s"}` + "\n", "mine"},
+	} {
+		file := filepath.Join(dir, "s"+c.title+".jsonl")
+		if err := os.WriteFile(file, []byte(lines+c.extra), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		st := importtest.Store(t)
+		res, err := importers.Import(st, Agent, file, New)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Skipped != 0 || res.Messages != 1 {
+			t.Fatalf("%s", res)
+		}
+		importtest.Session(t, st, c.title)
 	}
 }

@@ -1,6 +1,7 @@
 package codex
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -76,4 +77,28 @@ func TestOlderRollout(t *testing.T) {
 		"tool bash parts=[tool_result from:/home/dev/old/x.txt] paths=[/home/dev/old/x.txt]",
 		"assistant parts=[text] paths=nil",
 	})
+}
+
+// Newer rollouts' bookkeeping records are not skipped; items Codex keeps
+// for itself are not imported.
+func TestBookkeepingRecords(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "rollout-new.jsonl")
+	lines := `{"timestamp":"2026-10-01T10:00:00Z","type":"session_meta","payload":{"id":"x","cwd":"/w","model_provider":"openai","history_mode":"legacy"}}
+{"timestamp":"2026-10-01T10:00:00Z","type":"world_state","payload":{"full":true,"state":{"agents_md":"x"}}}
+{"timestamp":"2026-10-01T10:00:00Z","type":"inter_agent_communication_metadata","payload":{"trigger_turn":false}}
+{"timestamp":"2026-10-01T10:00:00Z","type":"security_risk_score","payload":{"scores":{}}}
+{"timestamp":"2026-10-01T10:00:01Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"hi"}]}}
+{"timestamp":"2026-10-01T10:00:02Z","type":"response_item","payload":{"type":"ghost_snapshot","ghost_commit":{}}}
+{"timestamp":"2026-10-01T10:00:02Z","type":"response_item","payload":{"type":"context_compaction","encrypted_content":"x"}}
+`
+	if err := os.WriteFile(file, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := importers.Import(importtest.Store(t), Agent, file, New)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Skipped != 0 || res.Messages != 1 {
+		t.Fatalf("%s", res)
+	}
 }

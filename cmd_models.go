@@ -3,11 +3,14 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"github.com/scrim-dev/scrim/policy"
 	"github.com/scrim-dev/scrim/runner"
+	"github.com/scrim-dev/scrim/ui"
 )
 
 func init() { commands = append(commands, newModelsCmd) }
@@ -56,7 +59,7 @@ Any provider/model ID works with 'scrim send' even when it is not listed.`,
 				enc.SetIndent("", "  ")
 				return enc.Encode(models)
 			}
-			return printModels(a, models)
+			return printModels(a, models, pol)
 		},
 	}
 	formatFlag(cmd, &format)
@@ -64,7 +67,7 @@ Any provider/model ID works with 'scrim send' even when it is not listed.`,
 	return cmd
 }
 
-func printModels(a *app, models []runner.ModelInfo) error {
+func printModels(a *app, models []runner.ModelInfo, pol *policy.Policy) error {
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "MODEL\tTIER\tSOURCE\tKEY")
 	for _, m := range models {
@@ -77,5 +80,33 @@ func printModels(a *app, models []runner.ModelInfo) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", m.ID, m.TierLabel, m.Source, key)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	// What each tier's models may do, once per tier rather than per model.
+	fmt.Fprintln(a.stdout)
+	for _, name := range pol.Order {
+		fmt.Fprintln(a.stdout, ui.Inert("tier "+name+": "+tierSummary(pol.Tiers[name])))
+	}
+	return nil
+}
+
+// tierSummary says what a tier's models are offered and how it treats
+// content beyond paths, in one line.
+func tierSummary(t *policy.Tier) string {
+	tools := "no tools"
+	if len(t.Tools) > 0 {
+		tools = "tools " + strings.Join(t.Tools, ", ")
+	}
+	out := []string{tools}
+	if t.WithholdsUnknown() {
+		out = append(out, "withholds content of unknown source")
+	}
+	if t.RedactsDerived() {
+		out = append(out, "redacts derived content")
+	}
+	if t.RedactsSecrets() {
+		out = append(out, "redacts credentials")
+	}
+	return strings.Join(out, "; ")
 }

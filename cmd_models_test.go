@@ -64,7 +64,8 @@ tier = "local"
 
 	stdout, _, code = scrim(t, "", append(base, "models", "--provider", "ollama")...)
 	lines := strings.Split(strings.TrimSpace(stdout), "\n")
-	if code != exitOK || len(lines) != 2 || !strings.HasPrefix(lines[0], "MODEL") || strings.Join(strings.Fields(lines[1]), " ") != "ollama/llama3.1:8b on this machine configured -" {
+	if code != exitOK || len(lines) != 5 || !strings.HasPrefix(lines[0], "MODEL") || strings.Join(strings.Fields(lines[1]), " ") != "ollama/llama3.1:8b on this machine configured -" ||
+		lines[3] != "tier local: tools read, grep, glob" {
 		t.Fatalf("exit %d text %q", code, stdout)
 	}
 	stdout, _, _ = scrim(t, "", append(base, "models", "--provider", "groq")...)

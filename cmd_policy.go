@@ -86,6 +86,7 @@ func printPolicy(w io.Writer, p *policy.Policy) error {
 			}
 		}
 		tw.Flush()
+		printTierKeys(w, t)
 	}
 	fmt.Fprintln(w, "\nmodels (first match wins)")
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
@@ -96,6 +97,24 @@ func printPolicy(w io.Writer, p *policy.Policy) error {
 	tw.Flush()
 	fmt.Fprintf(w, "\nok: %d tiers, %d model rules\n", len(p.Order), len(p.Models))
 	return nil
+}
+
+// printTierKeys prints the keys beyond paths, saying which are defaults.
+func printTierKeys(w io.Writer, t *policy.Tier) {
+	at := func(key string) string {
+		if l := t.Keys[key]; l > 0 {
+			return fmt.Sprintf("line %d", l)
+		}
+		return "default"
+	}
+	tools := strings.Join(t.Tools, ", ")
+	if tools == "" {
+		tools = "none"
+	}
+	fmt.Fprintf(w, "  tools           %s  (%s)\n", tools, at("tools"))
+	fmt.Fprintf(w, "  unknown_source  %s  (%s)\n", t.UnknownSource, at("unknown_source"))
+	fmt.Fprintf(w, "  derived         %s  (%s)\n", t.Derived, at("derived"))
+	fmt.Fprintf(w, "  secrets         %s  (%s)\n", t.Secrets, at("secrets"))
 }
 
 // expandedNote shows what a pattern became when that differs from how it is
@@ -177,9 +196,10 @@ type explained struct {
 	Pattern      string `json:"pattern,omitempty"`
 	PatternKind  string `json:"patternKind,omitempty"`
 	PatternLine  int    `json:"patternLine,omitempty"`
-	ViaCanonical bool   `json:"viaCanonical"`
-	Reason       string `json:"reason"`
-	Policy       string `json:"policy"`
+	ViaCanonical bool     `json:"viaCanonical"`
+	Reason       string   `json:"reason"`
+	Policy       string   `json:"policy"`
+	Tools        []string `json:"tools"` // what the tier's models are offered
 }
 
 func newExplained(p *policy.Policy, e policy.Explanation) explained {
@@ -188,7 +208,7 @@ func newExplained(p *policy.Policy, e policy.Explanation) explained {
 		Path: d.Path, Canonical: d.Canonical, Model: e.Model, Rule: e.Rule, RuleLine: e.RuleLine,
 		Tier: e.Tier.Name, TierLabel: e.Tier.Label, Allowed: d.Allowed, Decision: "denied",
 		Pattern: d.Pattern, PatternKind: d.Kind, PatternLine: d.Line, ViaCanonical: d.ViaCanonical,
-		Reason: d.Reason, Policy: p.File,
+		Reason: d.Reason, Policy: p.File, Tools: e.Tier.Tools,
 	}
 	if d.Allowed {
 		x.Decision = "allowed"
@@ -216,5 +236,10 @@ func (x explained) text() string {
 	} else {
 		fmt.Fprintf(&b, "; model rule %q (line %d)", x.Rule, x.RuleLine)
 	}
+	tools := strings.Join(x.Tools, ", ")
+	if tools == "" {
+		tools = "none"
+	}
+	fmt.Fprintf(&b, "; tools: %s", tools)
 	return ui.Inert(b.String())
 }

@@ -30,7 +30,7 @@ func TestPolicyExplainSSHKeyOnAFreshMachine(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", arg, err)
 		}
-		want := filepath.Join(home, ".ssh/id_rsa") + `: denied for tier "cloud" by deny "~/.ssh/**" (line 21); model rule "anthropic/**" (line 62)` + "\n"
+		want := filepath.Join(home, ".ssh/id_rsa") + `: denied for tier "cloud" by deny "~/.ssh/**" (line 36); model rule "anthropic/**" (line 84); tools: read, grep, glob` + "\n"
 		if string(out) != want {
 			t.Fatalf("%s:\n got %q\nwant %q", arg, out, want)
 		}
@@ -70,11 +70,11 @@ tier = "cloud"
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	want := []string{
-		main + `: allowed for tier "Cloud" by read "src/**" (line 5); model rule "anthropic/**" (line 11)`,
-		env + `: denied for tier "Cloud" by deny "**/.env" (line 6); model rule "anthropic/**" (line 11)`,
-		viaLink + " (resolves to " + env + `): denied for tier "Cloud" by deny "**/.env" (line 6); model rule "anthropic/**" (line 11)`,
-		settings + " (resolves to " + env + `): denied for tier "Cloud" by deny "**/.env" (line 6) on the resolved path; model rule "anthropic/**" (line 11)`,
-		`/etc: denied for tier "Cloud": no read pattern matches; model rule "anthropic/**" (line 11)`,
+		main + `: allowed for tier "Cloud" by read "src/**" (line 5); model rule "anthropic/**" (line 11); tools: read, grep, glob`,
+		env + `: denied for tier "Cloud" by deny "**/.env" (line 6); model rule "anthropic/**" (line 11); tools: read, grep, glob`,
+		viaLink + " (resolves to " + env + `): denied for tier "Cloud" by deny "**/.env" (line 6); model rule "anthropic/**" (line 11); tools: read, grep, glob`,
+		settings + " (resolves to " + env + `): denied for tier "Cloud" by deny "**/.env" (line 6) on the resolved path; model rule "anthropic/**" (line 11); tools: read, grep, glob`,
+		`/etc: denied for tier "Cloud": no read pattern matches; model rule "anthropic/**" (line 11); tools: read, grep, glob`,
 	}
 	if got := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n"); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("got:\n%s\nwant:\n%s", stdout, strings.Join(want, "\n"))
@@ -82,7 +82,7 @@ tier = "cloud"
 
 	t.Run("unknown model gets the default tier", func(t *testing.T) {
 		stdout, _, code := scrim(t, "", "--policy", pol, "policy", "explain", "--model", "mystery/m", main)
-		want := main + `: denied for tier "nothing": no read pattern matches; no model rule matches mystery/m: default_tier (line 1)` + "\n"
+		want := main + `: denied for tier "nothing": no read pattern matches; no model rule matches mystery/m: default_tier (line 1); tools: read, grep, glob` + "\n"
 		if code != 0 || stdout != want {
 			t.Fatalf("exit %d\n got %q\nwant %q", code, stdout, want)
 		}
@@ -153,8 +153,11 @@ func TestPolicyCheckBuiltIn(t *testing.T) {
 		"policy <embedded default policy> (built-in",
 		"default tier untrusted (line 10)",
 		`tier local  label "local"  (line 12)`,
-		`tier cloud  label "cloud"  (line 16)`,
-		`tier untrusted  label "untrusted"  (line 40)`,
+		`tier cloud  label "cloud"  (line 17)`,
+		`tier untrusted  label "untrusted"  (line 61)`,
+		"  tools           read, grep, glob, bash, webfetch  (line 15)",
+		"  unknown_source  withhold  (line 22)",
+		"  tools           read, grep, glob  (default)",
 		"reads nothing",
 		"deny  ~/.ssh/**",
 		"= " + home + "/.ssh/**",
@@ -220,7 +223,7 @@ func TestPolicyCheckErrors(t *testing.T) {
 	dir := t.TempDir()
 	one := writeFile(t, filepath.Join(dir, "one.toml"), "default_tier = \"t\"\n[tiers.t]\nlabel = \"t\"\ndney = [\"/x\"]\n")
 	stdout, stderr, code := scrim(t, "", "policy", "check", "--policy", one)
-	want := "scrim: " + one + `:4: unknown key "dney" in tier "t" (did you mean "deny"?) (expected label, read, deny)` + "\n"
+	want := "scrim: " + one + `:4: unknown key "dney" in tier "t" (did you mean "deny"?) (expected label, read, deny, tools, unknown_source, derived, secrets)` + "\n"
 	if code != exitError || stdout != "" || stderr != want {
 		t.Fatalf("exit %d\nstdout %q\nstderr %q\nwant   %q", code, stdout, stderr, want)
 	}
@@ -272,4 +275,45 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// Every kind of file the built-in policy keeps from cloud models is denied
+// to one: the agents' stores, scrim's own, shell and REPL histories,
+// credentials and the usual secret files; a model no rule names (the
+// untrusted tier) is denied them too.
+func TestBuiltInPolicyDenies(t *testing.T) {
+	isolate(t)
+	home := os.Getenv("HOME")
+	h := func(p string) string { return filepath.Join(home, p) }
+	paths := []string{
+		h(".claude/projects/-home-me-app/5e55.jsonl"), h(".claude.json"), h(".codex/sessions/2025/09/01/rollout-x.jsonl"),
+		h(".codex/auth.json"), h(".gemini/tmp/abc/chats/session.json"), h(".local/share/opencode/opencode.db"),
+		h(".config/crush/crush.json"), h(".local/share/scrim/store/000001.vlog"), h(".config/scrim/policy.toml"),
+		h(".bash_history"), h(".zsh_history"), h(".python_history"), h(".local/share/fish/fish_history"),
+		h(".ssh/id_rsa"), h(".ssh/config"), h(".aws/credentials"), h(".gnupg/secring.gpg"), h(".netrc"),
+		h(".git-credentials"), h(".docker/config.json"), h(".kube/config"), h(".npmrc"), h(".pypirc"),
+		h(".config/gh/hosts.yml"), h(".config/gcloud/credentials.db"), "/srv/app/.git/config",
+		"/srv/app/.env", "/srv/app/.env.production", "/srv/app/secrets/db.txt", "/srv/app/tls/server.pem",
+		"/srv/app/tls/server.key", "/srv/app/deploy/id_rsa.pub", "/srv/app/id_ed25519",
+	}
+	for _, model := range []string{"anthropic/x", "some/unknown-model"} {
+		out, stderr, code := scrim(t, "", append([]string{"policy", "explain", "--model", model, "--format", "json"}, paths...)...)
+		if code != exitOK {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		var got []explained
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatal(err)
+		}
+		for i, e := range got {
+			if e.Allowed {
+				t.Errorf("%s may read %s (%s)", model, paths[i], e.Reason)
+			}
+		}
+	}
+	// The same tier still reads ordinary project files.
+	out, _, _ := scrim(t, "", "policy", "explain", "--model", "anthropic/x", "/srv/app/main.go", h("src/app/README.md"))
+	if strings.Count(out, ": allowed for tier") != 2 {
+		t.Fatalf("cloud cannot read project files:\n%s", out)
+	}
 }

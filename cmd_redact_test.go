@@ -97,7 +97,7 @@ func TestRedactCLITextMarksOnlyRealPlaceholders(t *testing.T) {
 		"  ✖ [Content from " + key + ` filtered — trust tier "limited" does not have read access]`,
 		"  │      1\t[Content from /x filtered", // the forged placeholder prints as content
 		"  filtered: 2 parts in 2 messages",
-		"    " + key + `  — deny pattern "**/secrets/**" (` + f.policy + ":11)",
+		"    " + key + `  — deny pattern "**/secrets/**" (` + f.policy + ":12)",
 		"  unknown source: 0 tool results",
 	} {
 		if !strings.Contains(out, want) {

@@ -151,8 +151,7 @@ func (a *app) runTool(cmd *cobra.Command, o *toolOpts, name string, in map[strin
 	if o.session == "" || o.model == "" {
 		return usageError("scrim tool %s needs --session S and --model M (see: scrim tool %s --help)", name, name)
 	}
-	tool, ok := tools.Lookup(name)
-	if !ok {
+	if _, ok := tools.Lookup(name); !ok {
 		return fmt.Errorf("tool %s is not built into this scrim", name)
 	}
 	st, err := a.Store()
@@ -183,7 +182,7 @@ func (a *app) runTool(cmd *cobra.Command, o *toolOpts, name string, in map[strin
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 	defer stop()
-	res := tool.Run(ctx, tools.Env{Policy: pol, Model: o.model, WorkDir: workDir, Now: st.Now}, input)
+	res := tools.Run(ctx, tools.Env{Policy: pol, Model: o.model, WorkDir: workDir, Now: st.Now}, name, input)
 	callID := newCallID()
 	call := session.Message{Role: session.RoleAssistant, Model: o.model, Parts: []session.Part{
 		{Kind: session.PartToolCall, CallID: callID, Name: name, Input: input},

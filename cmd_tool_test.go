@@ -22,6 +22,7 @@ default_tier = "none"
 [tiers.all]
 label = "all"
 read  = ["/**"]
+tools = ["read", "grep", "glob", "bash", "webfetch"]
 
 [tiers.limited]
 label = "limited"

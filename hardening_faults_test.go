@@ -242,7 +242,7 @@ func TestKillDuringToolRun(t *testing.T) {
 		fmt.Fprint(w, "data: [DONE]\n\n")
 	})
 	base := []string{"--store", f.store, "--policy", f.policy, "--providers", prov.file}
-	cmd, _ := startScrim(t, append(base, "send", f.session, "--model", "fault/m", "run it")...)
+	cmd, _ := startScrim(t, append(base, "send", f.session, "--model", "fault/trusted", "run it")...)
 	var pid int
 	waitFor(t, "the tool to start", func() bool {
 		b, err := os.ReadFile(pidFile)
@@ -257,7 +257,7 @@ func TestKillDuringToolRun(t *testing.T) {
 	if roles(msgs) != "user,assistant" || msgs[1].Parts[0].CallID != "call_slow" {
 		t.Fatalf("after the kill: %s", roles(msgs))
 	}
-	out, stderr, code := scrim(t, "", append(base, "send", f.session, "--continue", "--model", "fault/m")...)
+	out, stderr, code := scrim(t, "", append(base, "send", f.session, "--continue", "--model", "fault/trusted")...)
 	if code != exitOK || !strings.Contains(out, "carried on") {
 		t.Fatalf("--continue: exit %d, %q %q", code, out, stderr)
 	}

@@ -26,6 +26,7 @@ const inputPolicy = `default_tier = "limited"
 [tiers.trusted]
 label = "trusted"
 read  = ["/**"]
+tools = ["read", "grep", "glob", "bash", "webfetch"]
 
 [tiers.limited]
 label = "limited"

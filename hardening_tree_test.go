@@ -76,6 +76,7 @@ const advPolicy = `default_tier = "limited"
 [tiers.trusted]
 label = "trusted"
 read  = ["/**"]
+tools = ["read", "grep", "glob", "bash", "webfetch"]
 
 [tiers.limited]
 label = "limited"
@@ -84,6 +85,10 @@ deny  = ['{wsglob}/secrets/**', "**/.env"]
 
 [[models]]
 match = "demo/trusted"
+tier  = "trusted"
+
+[[models]]
+match = "fault/trusted"
 tier  = "trusted"
 
 [[models]]

@@ -108,7 +108,7 @@ func (c *checker) tier(name string, v any) *Tier {
 		c.add(line, "tier %q must be a table with label, read and deny: write [tiers.%s]", name, toml.Key{name})
 		return t
 	}
-	meant := c.unknownKeys(tbl, fmt.Sprintf("in tier %q", name), []string{"label", "read", "deny"}, "tiers", name)
+	meant := c.unknownKeys(tbl, fmt.Sprintf("in tier %q", name), tierKeys, "tiers", name)
 	switch label, ok := tbl["label"].(string); {
 	case tbl["label"] == nil && meant["label"]:
 	case tbl["label"] == nil:
@@ -122,7 +122,79 @@ func (c *checker) tier(name string, v any) *Tier {
 	}
 	t.Read = c.patterns(name, "read", tbl["read"])
 	t.Deny = c.patterns(name, "deny", tbl["deny"])
+	t.Keys = map[string]int{}
+	for _, k := range tierKeys {
+		if _, ok := tbl[k]; ok {
+			t.Keys[k] = c.loc.line("tiers", name, k)
+		}
+	}
+	t.Tools = c.tools(name, tbl["tools"])
+	if _, ok := tbl["tools"]; ok {
+		t.ToolsLine = t.Keys["tools"]
+	}
+	t.UnknownSource = c.choice(name, "unknown_source", tbl["unknown_source"], "send", "withhold")
+	t.Derived = c.choice(name, "derived", tbl["derived"], "send", "redact")
+	t.Secrets = c.choice(name, "secrets", tbl["secrets"], "send", "redact")
 	return t
+}
+
+// tierKeys are the keys a tier may have, in the order policy check shows them.
+var tierKeys = []string{"label", "read", "deny", "tools", "unknown_source", "derived", "secrets"}
+
+// tools reads a tier's tools list: known tool names, each once.
+func (c *checker) tools(tier string, v any) []string {
+	if v == nil {
+		return append([]string(nil), DefaultTools...)
+	}
+	list, ok := v.([]any)
+	if !ok {
+		c.add(c.loc.line("tiers", tier, "tools"), "tier %q: tools must be an array of tool names, like tools = [\"read\", \"grep\", \"glob\"] (the tools: %s)", tier, strings.Join(ToolNames, ", "))
+		return []string{}
+	}
+	out := []string{}
+	for i, e := range list {
+		line := c.loc.line("tiers", tier, "tools", elem(i))
+		name, ok := e.(string)
+		switch {
+		case !ok:
+			c.add(line, "tier %q: tools must be strings (element %d is not)", tier, i+1)
+		case !contains(ToolNames, name):
+			c.add(line, "tier %q: unknown tool %q%s (the tools: %s)", tier, name, suggest(name, ToolNames), strings.Join(ToolNames, ", "))
+		case contains(out, name):
+			c.add(line, "tier %q: tool %q is listed twice", tier, name)
+		default:
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// choice reads a key that takes one of a few words; omitted, the first.
+func (c *checker) choice(tier, key string, v any, options ...string) string {
+	if v == nil {
+		return options[0]
+	}
+	s, ok := v.(string)
+	if !ok || !contains(options, s) {
+		c.add(c.loc.line("tiers", tier, key), "tier %q: %s must be %s, not %v", tier, key, strings.Join(quoted(options), " or "), describeValue(v))
+		return options[0]
+	}
+	return s
+}
+
+func quoted(list []string) []string {
+	out := make([]string, len(list))
+	for i, s := range list {
+		out[i] = fmt.Sprintf("%q", s)
+	}
+	return out
+}
+
+func describeValue(v any) string {
+	if s, ok := v.(string); ok {
+		return fmt.Sprintf("%q", s)
+	}
+	return fmt.Sprintf("%v", v)
 }
 
 // textProblem says what is wrong with a name or label that people read in

@@ -58,6 +58,13 @@ func TestLoadErrorsNameFileAndLine(t *testing.T) {
 		{"models not tables", "default_tier = \"cloud\"\nmodels = [\"a/**\"]\n" + okTiers, 2, "models must be [[models]] tables"},
 		{"model rule without match", "default_tier = \"cloud\"\n" + okTiers + "\n[[models]]\ntier = \"cloud\"\n", 7, "model rule 1 has no match"},
 		{"model rule without tier", "default_tier = \"cloud\"\n" + okTiers + "\n[[models]]\nmatch = \"x/**\"\n", 7, `model rule 1 ("x/**") has no tier`},
+		{"unknown tool", "default_tier = \"cloud\"\n[tiers.cloud]\nlabel = \"c\"\ntools = [\n  \"read\",\n  \"bsh\",\n]\n", 6, `unknown tool "bsh" (did you mean "bash"?) (the tools: read, grep, glob, bash, webfetch)`},
+		{"tools not an array", "default_tier = \"cloud\"\n[tiers.cloud]\nlabel = \"c\"\ntools = \"bash\"\n", 4, "tools must be an array of tool names"},
+		{"tool listed twice", "default_tier = \"cloud\"\n[tiers.cloud]\nlabel = \"c\"\ntools = [\"read\", \"read\"]\n", 4, `tool "read" is listed twice`},
+		{"unknown_source value", "default_tier = \"cloud\"\n[tiers.cloud]\nlabel = \"c\"\n\nunknown_source = \"hide\"\n", 5, `unknown_source must be "send" or "withhold", not "hide"`},
+		{"derived value", "default_tier = \"cloud\"\n[tiers.cloud]\nlabel = \"c\"\nderived = true\n", 4, `derived must be "send" or "redact", not true`},
+		{"secrets value", "default_tier = \"cloud\"\n[tiers.cloud]\nlabel = \"c\"\nsecrets = \"yes\"\n", 4, `secrets must be "send" or "redact", not "yes"`},
+		{"misspelt tier key", "default_tier = \"cloud\"\n[tiers.cloud]\nlabel = \"c\"\ntool = [\"read\"]\n", 4, `unknown key "tool" in tier "cloud" (did you mean "tools"?`},
 		{"TOML syntax error", "default_tier = \"cloud\"\n" + okTiers + "read = [\"/a\"\n", 6, "invalid TOML"},
 		{"duplicate key", "default_tier = \"cloud\"\n[tiers.cloud]\nlabel = \"c\"\nlabel = \"d\"\n", 4, "invalid TOML"},
 		{"CRLF line endings", "default_tier = \"cloud\"\r\n[tiers.cloud]\r\nlabel = \"c\"\r\ndney = []\r\n", 4, `unknown key "dney"`},
@@ -220,5 +227,40 @@ func TestSuggest(t *testing.T) {
 		if want == "" && got != "" || want != "" && got != fmt.Sprintf(" (did you mean %q?)", want) {
 			t.Errorf("suggest(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// The tier keys beyond paths: defaults, and what a policy sets.
+func TestTierKeys(t *testing.T) {
+	p, err := Parse([]byte(`
+default_tier = "plain"
+[tiers.plain]
+label = "plain"
+read = ["/**"]
+[tiers.strict]
+label = "strict"
+read = ["/**"]
+tools = ["read", "bash"]
+unknown_source = "withhold"
+derived = "redact"
+secrets = "redact"
+[tiers.none]
+label = "none"
+read = []
+tools = []
+`), filepath.Join(t.TempDir(), "p.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, strict, none := p.Tiers["plain"], p.Tiers["strict"], p.Tiers["none"]
+	if fmt.Sprint(plain.Tools) != "[read grep glob]" || plain.ToolsLine != 0 || plain.WithholdsUnknown() || plain.RedactsDerived() || plain.RedactsSecrets() {
+		t.Errorf("defaults: %+v", plain)
+	}
+	if fmt.Sprint(strict.Tools) != "[read bash]" || strict.ToolsLine != 9 || !strict.Offers("bash") || strict.Offers("grep") ||
+		!strict.WithholdsUnknown() || !strict.RedactsDerived() || !strict.RedactsSecrets() || strict.Keys["secrets"] != 12 {
+		t.Errorf("strict: %+v", strict)
+	}
+	if len(none.Tools) != 0 || none.Tools == nil || none.Offers("read") {
+		t.Errorf("none: %+v", none)
 	}
 }

@@ -26,14 +26,59 @@ type Policy struct {
 	decisions atomic.Uint64
 }
 
-// Tier is a named set of read and deny patterns.
+// Tier is a named set of read and deny patterns, the tools its models are
+// offered and how it treats content beyond paths.
 type Tier struct {
 	Name  string
 	Label string
 	Line  int // where the tier is defined
 	Read  []Pattern
 	Deny  []Pattern
+	// Tools are the tools its models are offered (DefaultTools when the
+	// key is omitted); ToolsLine is the key's line, 0 when omitted.
+	Tools     []string
+	ToolsLine int
+	// UnknownSource is "send" (the default) or "withhold": tool results
+	// whose source is not known are replaced in what is sent.
+	UnknownSource string
+	// Derived is "send" or "redact": text anywhere that repeats content
+	// this tier may not read is replaced.
+	Derived string
+	// Secrets is "send" or "redact": credentials anywhere are replaced.
+	Secrets string
+	// Keys are the lines of the keys set explicitly (for policy check).
+	Keys map[string]int
 }
+
+// ToolNames are the tools scrim has, in the order it offers them.
+var ToolNames = []string{"read", "grep", "glob", "bash", "webfetch"}
+
+// DefaultTools are the tools of a tier whose tools key is omitted: the ones
+// that read files through the policy. bash and webfetch run with the user's
+// rights, so a tier gets them only by naming them.
+var DefaultTools = []string{"read", "grep", "glob"}
+
+// Offers reports whether t's models are offered tool.
+func (t *Tier) Offers(tool string) bool {
+	if t == nil {
+		return false
+	}
+	for _, x := range t.Tools {
+		if x == tool {
+			return true
+		}
+	}
+	return false
+}
+
+// WithholdsUnknown reports whether content of unknown source is withheld.
+func (t *Tier) WithholdsUnknown() bool { return t != nil && t.UnknownSource == "withhold" }
+
+// RedactsDerived reports whether text repeating denied content is redacted.
+func (t *Tier) RedactsDerived() bool { return t != nil && t.Derived == "redact" }
+
+// RedactsSecrets reports whether credentials are redacted.
+func (t *Tier) RedactsSecrets() bool { return t != nil && t.Secrets == "redact" }
 
 // ModelRule maps model IDs matching Match (a doublestar glob) to a tier.
 type ModelRule struct {

@@ -99,6 +99,7 @@ const testPolicy = `default_tier = "public"
 [tiers.trusted]
 label = "trusted"
 read  = ["%[1]s/**"]
+tools = ["read", "grep", "glob", "bash", "webfetch"]
 
 [tiers.limited]
 label = "limited"

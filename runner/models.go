@@ -12,8 +12,9 @@ type ModelInfo struct {
 	Name      string `json:"name,omitempty"`
 	Provider  string `json:"provider"`
 	Source    string `json:"source"` // configured, catalogue or demo
-	Tier      string `json:"tier"`
-	TierLabel string `json:"tierLabel"`
+	Tier      string   `json:"tier"`
+	TierLabel string   `json:"tierLabel"`
+	Tools     []string `json:"tools"` // what the tier's models are offered
 	// KeyEnv is the variable that holds the provider's key ("" = none needed);
 	// Ready says whether it is set, so a picker can show what still needs one.
 	KeyEnv string `json:"keyEnv,omitempty"`
@@ -30,7 +31,7 @@ func Models(pol *policy.Policy, provs *Providers) []ModelInfo {
 	add := func(p Provider, model string) {
 		id := p.Name + "/" + model
 		tier, _ := pol.TierFor(id)
-		mi := ModelInfo{ID: id, Name: p.Names[model], Provider: p.Name, Source: p.Source, Tier: tier.Name, TierLabel: tier.Label, KeyEnv: p.APIKeyEnv, Ready: true}
+		mi := ModelInfo{ID: id, Name: p.Names[model], Provider: p.Name, Source: p.Source, Tier: tier.Name, TierLabel: tier.Label, Tools: tier.Tools, KeyEnv: p.APIKeyEnv, Ready: true}
 		if p.APIKeyEnv != "" {
 			mi.Ready = provs.getenv(p.APIKeyEnv) != ""
 		}

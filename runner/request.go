@@ -44,16 +44,17 @@ func Build(msgs []session.Message, sessionID, model string, p *policy.Policy) Re
 		System:    DefaultSystem,
 		History:   hist,
 		Prompt:    toPrompt(DefaultSystem, hist),
-		Tools:     toolDefs(),
+		Tools:     toolDefs(tier),
 		Report:    rep,
 	}
 }
 
-// toolDefs describes the registered tools to the provider.
-func toolDefs() []fantasy.Tool {
-	all := tools.All()
-	out := make([]fantasy.Tool, 0, len(all))
-	for _, t := range all {
+// toolDefs describes to the provider the tools the tier's models are
+// offered (the tier's tools key).
+func toolDefs(tier *policy.Tier) []fantasy.Tool {
+	offered := tools.Offered(tier)
+	out := make([]fantasy.Tool, 0, len(offered))
+	for _, t := range offered {
 		out = append(out, fantasy.FunctionTool{Name: t.Name(), Description: t.Description(), InputSchema: t.Schema()})
 	}
 	return out

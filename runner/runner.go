@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -316,28 +315,14 @@ func (t *turn) execTool(c toolCall) (res tools.Result) {
 			res = tools.Result{Message: errorResult(fmt.Sprintf("tool %s failed: internal error: %v", c.name, p))}
 		}
 	}()
-	tool, ok := tools.Lookup(c.name)
-	switch {
-	case !ok:
-		return tools.Result{Message: errorResult(fmt.Sprintf("unknown tool %q; available tools: %s", c.name, toolNames()))}
-	case !json.Valid([]byte(c.input)):
+	if !json.Valid([]byte(c.input)) {
 		return tools.Result{Message: errorResult(fmt.Sprintf("tool %s: input is not valid JSON: %s", c.name, clip(c.input, 200)))}
 	}
-	return tool.Run(t.ctx, tools.Env{Policy: t.r.pol, Model: t.model, WorkDir: t.workDir, Now: t.r.Now}, json.RawMessage(c.input))
+	// tools.Run refuses a tool the model's tier is not offered: a model may
+	// ask for one all the same.
+	return tools.Run(t.ctx, tools.Env{Policy: t.r.pol, Model: t.model, WorkDir: t.workDir, Now: t.r.Now}, c.name, json.RawMessage(c.input))
 }
 
 func errorResult(text string) session.Message {
-	return session.Message{Role: session.RoleTool, IsError: true, Parts: []session.Part{{Kind: session.PartText, Text: text}}}
-}
-
-func toolNames() string {
-	var names []string
-	for _, t := range tools.All() {
-		names = append(names, t.Name())
-	}
-	if len(names) == 0 {
-		return "none"
-	}
-	sort.Strings(names)
-	return strings.Join(names, ", ")
+	return session.Message{Role: session.RoleTool, IsError: true, Parts: []session.Part{{Kind: session.PartText, Text: text}}, Meta: session.Meta{NoFiles: true}}
 }

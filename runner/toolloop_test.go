@@ -88,8 +88,9 @@ func TestToolLoopReadsAllowedAndIsDeniedTheRest(t *testing.T) {
 			}
 		}
 	}
-	// Tools were offered by name with their schemas.
-	if req := e.wire.request(t, 0); len(req.Tools) < 5 || !offers(req, "read") || !offers(req, "grep") {
+	// The limited tier has no tools key: it is offered exactly read, grep
+	// and glob, by name with their schemas.
+	if req := e.wire.request(t, 0); len(req.Tools) != 3 || !offers(req, "read") || !offers(req, "grep") || !offers(req, "glob") {
 		t.Fatalf("tools offered: %+v", req.Tools)
 	}
 

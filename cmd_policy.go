@@ -184,18 +184,18 @@ func expandHome(path string) string {
 
 // explained is one path's answer, as printed and as JSON.
 type explained struct {
-	Path         string `json:"path"`
-	Canonical    string `json:"canonical"`
-	Model        string `json:"model"`
-	Rule         string `json:"rule"`
-	RuleLine     int    `json:"ruleLine"`
-	Tier         string `json:"tier"`
-	TierLabel    string `json:"tierLabel"`
-	Allowed      bool   `json:"allowed"`
-	Decision     string `json:"decision"`
-	Pattern      string `json:"pattern,omitempty"`
-	PatternKind  string `json:"patternKind,omitempty"`
-	PatternLine  int    `json:"patternLine,omitempty"`
+	Path         string   `json:"path"`
+	Canonical    string   `json:"canonical"`
+	Model        string   `json:"model"`
+	Rule         string   `json:"rule"`
+	RuleLine     int      `json:"ruleLine"`
+	Tier         string   `json:"tier"`
+	TierLabel    string   `json:"tierLabel"`
+	Allowed      bool     `json:"allowed"`
+	Decision     string   `json:"decision"`
+	Pattern      string   `json:"pattern,omitempty"`
+	PatternKind  string   `json:"patternKind,omitempty"`
+	PatternLine  int      `json:"patternLine,omitempty"`
 	ViaCanonical bool     `json:"viaCanonical"`
 	Reason       string   `json:"reason"`
 	Policy       string   `json:"policy"`

@@ -45,7 +45,7 @@ func TestEmbeddedDefaultPolicy(t *testing.T) {
 		{cloud, h(".aws/credentials"), false, "~/.aws/**"},
 		{cloud, h(".config/gcloud/application_default_credentials.json"), false, "~/.config/gcloud/**"},
 		{cloud, h(".gnupg/private-keys-v1.d/k.key"), false, "~/.gnupg/**"},
-		{cloud, h(".netrc"), false, "**/.netrc"},
+		{cloud, h(".netrc"), false, "~/.netrc"},
 		{cloud, h("src/app/.env"), false, "**/.env"},
 		{cloud, h("src/app/.env.local"), false, "**/.env.*"},
 		{cloud, h("src/app/config/secrets/db.txt"), false, "**/secrets/**"},

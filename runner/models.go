@@ -8,10 +8,10 @@ import (
 
 // ModelInfo describes a model a user can pick.
 type ModelInfo struct {
-	ID        string `json:"id"` // provider/model
-	Name      string `json:"name,omitempty"`
-	Provider  string `json:"provider"`
-	Source    string `json:"source"` // configured, catalogue or demo
+	ID        string   `json:"id"` // provider/model
+	Name      string   `json:"name,omitempty"`
+	Provider  string   `json:"provider"`
+	Source    string   `json:"source"` // configured, catalogue or demo
 	Tier      string   `json:"tier"`
 	TierLabel string   `json:"tierLabel"`
 	Tools     []string `json:"tools"` // what the tier's models are offered

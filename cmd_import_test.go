@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scrim-dev/scrim/redact"
 	"github.com/scrim-dev/scrim/session"
 )
 
@@ -131,10 +132,10 @@ func TestImportRoundTrip(t *testing.T) {
 		denied          []string
 		present, absent []string
 	}{
-		{"anthropic/claude-sonnet-4-5", // cloud: the default policy denies **/.env and **/.env.*
+		{"anthropic/claude-sonnet-4-5", // cloud: the default policy denies **/.env and **/.env.*, and withholds what is of unknown source (go test's output)
 			[]string{"/home/dev/shop/.env", "/home/dev/shop/config/.env.production"},
-			[]string{envPlaceholder, "func Total() int { return 3 }", "Total counts items, not prices.", "Whenever you read a file", "FAIL: TestTotal"},
-			[]string{"sk_test_4242", "postgres://shop@db", "Found 2 files\nsrc/payment.go"}},
+			[]string{envPlaceholder, "func Total() int { return 3 }", "Total counts items, not prices.", "Whenever you read a file", redact.Withheld("cloud")},
+			[]string{"sk_test_4242", "postgres://shop@db", "Found 2 files\nsrc/payment.go", "FAIL: TestTotal"}},
 		{"ollama/llama3.1:8b", // local: reads everything, from the same stored history
 			[]string{},
 			[]string{"sk_test_4242", "Found 2 files\nsrc/payment.go", "func Total() int { return 3 }"},

@@ -54,11 +54,12 @@ func newRedactCmd(a *app) *cobra.Command {
 				fmt.Fprintf(a.stderr, "scrim: warning: %d stored messages of session %s cannot be decoded and are left out (first: %v)\n", len(bad), id, bad[0])
 			}
 			req := runner.Build(msgs, id, model, pol)
+			per := redact.PerMessage(msgs, req.History)
 			w := bufio.NewWriterSize(a.stdout, 64<<10)
 			if format == "json" {
-				err = writeRedactJSON(w, req)
+				err = writeRedactJSON(w, req, per)
 			} else {
-				writeRedactText(w, req, len(msgs), pol.File)
+				writeRedactText(w, req, per, len(msgs), pol.File)
 			}
 			if err != nil {
 				return err
@@ -73,8 +74,9 @@ func newRedactCmd(a *app) *cobra.Command {
 
 // writeRedactJSON writes {"session","model","tier","messages","report"},
 // each message compact on its own line in the stored shape, as show does (an
-// indenting encoder would reformat tool-call inputs).
-func writeRedactJSON(w io.Writer, req runner.Request) error {
+// indenting encoder would reformat tool-call inputs). The report holds the
+// totals and, under "messages", what happened to each message.
+func writeRedactJSON(w io.Writer, req runner.Request, per []redact.MessageReport) error {
 	head, err := json.Marshal(struct {
 		Session string      `json:"session"`
 		Model   string      `json:"model"`
@@ -95,7 +97,10 @@ func writeRedactJSON(w io.Writer, req runner.Request) error {
 		io.WriteString(w, "\n")
 		w.Write(b)
 	}
-	rep, err := json.Marshal(req.Report)
+	rep, err := json.Marshal(struct {
+		redact.Report
+		Messages []redact.MessageReport `json:"messages"`
+	}{req.Report, per})
 	if err != nil {
 		return err
 	}
@@ -112,7 +117,7 @@ const (
 	gutterInfo    = "  · "
 )
 
-func writeRedactText(w io.Writer, req runner.Request, stored int, policyFile string) {
+func writeRedactText(w io.Writer, req runner.Request, per []redact.MessageReport, stored int, policyFile string) {
 	rep := req.Report
 	fmt.Fprintf(w, "What %s would be sent of session %s (tier %s, label %q)\n\n",
 		ui.Inert(req.Model), req.SessionID, ui.Inert(rep.Tier.Name), ui.Inert(rep.Tier.Label))
@@ -139,6 +144,45 @@ func writeRedactText(w io.Writer, req runner.Request, stored int, policyFile str
 		fmt.Fprintf(w, "    %s  — %s\n", ui.Inert(d.Path), ui.Inert(rule))
 	}
 	fmt.Fprintf(w, "  unknown source: %d tool results whose source is not (fully) known (scripts, the web, tools scrim does not know): sent unchecked\n", rep.UnknownSource)
+	if rep.Withheld > 0 {
+		fmt.Fprintf(w, "  withheld: %d results of unknown source (tier %s accepts only content whose source is known)\n", rep.Withheld, ui.Inert(rep.Tier.Name))
+	}
+	if len(per) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "  per message:")
+	for _, r := range per {
+		var what []string
+		for _, x := range r.Redacted {
+			what = append(what, "filtered "+ui.Inert(x.Path))
+		}
+		if r.UnknownSource != nil {
+			state := "sent unchecked"
+			if r.Withheld {
+				state = "withheld"
+			} else if len(r.Redacted) > 0 && !hasUnredacted(req, r.Seq) {
+				state = "filtered"
+			}
+			what = append(what, "unknown source ("+ui.Inert(oneLine(*r.UnknownSource))+"): "+state)
+		}
+		fmt.Fprintf(w, "    #%-5d %s\n", r.Seq, strings.Join(what, "; "))
+	}
+}
+
+// hasUnredacted reports whether the sent message seq still holds content
+// that no placeholder replaced.
+func hasUnredacted(req runner.Request, seq uint64) bool {
+	for i := range req.History {
+		if req.History[i].Seq != seq {
+			continue
+		}
+		for _, p := range req.History[i].Parts {
+			if !p.Redacted && p.Kind != session.PartToolCall {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func writeRedactMessage(w io.Writer, m *session.Message) {

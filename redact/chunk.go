@@ -65,6 +65,11 @@ type chunk struct {
 	set    pathSet  // the chunk's distinct paths, by local index
 	global []int32  // local index to the call's; nil if the same
 	tagged []tagged // messages that carry paths: the only ones redaction can change
+	// unknown are the copies (from the chunk's start in the output) of
+	// messages of unknown source that carry no path, noted only when the
+	// tier withholds them.
+	unknown []int32
+	withhold bool
 	// idx holds, for each tagged message, the local index of each of its
 	// sourcePaths and then of each part's path (-1 for a part without):
 	// each path is hashed once, when it is noted.
@@ -75,13 +80,44 @@ type chunk struct {
 }
 
 // block is where a block's copies start, from the chunk's start in the
-// output, and where its tagged messages start in chunk.tagged.
-type block struct{ out, tagged int32 }
+// output, and where its tagged and unknown messages start in chunk.tagged
+// and chunk.unknown.
+type block struct{ out, tagged, unknown int32 }
 
 // tally counts what redaction changed. unknownWithheld counts messages of
-// unknown source that were withheld whole anyway (a path known to have been
-// read is denied): they are not sent unchecked.
-type tally struct{ redactedMessages, redactedParts, unknownWithheld int }
+// unknown source that were not sent unchecked: withheld whole, for a denied
+// path known to have been read or because the tier withholds them;
+// withheld counts the latter.
+type tally struct{ redactedMessages, redactedParts, unknownWithheld, withheld int }
+
+// withhold replaces, in the copy m of a message of unknown source, what
+// no path placeholder replaced by the one placeholder that says so (tool
+// calls, the model's own words, stay). redacted says m already counts as
+// redacted.
+func (t *tally) withhold(d *decisions, m *session.Message, redacted bool) {
+	kind := session.PartToolResult
+	kept := make([]session.Part, 0, len(m.Parts)+1)
+	n := 0
+	for _, p := range m.Parts {
+		if p.Kind == session.PartToolCall || p.Redacted {
+			kept = append(kept, p)
+			continue
+		}
+		kind = p.Kind
+		n++
+	}
+	if n == 0 {
+		t.unknownWithheld++ // all of it was replaced by path placeholders
+		return
+	}
+	m.Parts = append(kept, session.Part{Kind: kind, Text: d.withheld, Redacted: true})
+	t.redactedParts += n
+	if !redacted {
+		t.redactedMessages++
+	}
+	t.unknownWithheld++
+	t.withheld++
+}
 
 // tagged is where a message's copy is, from the chunk's start in the output,
 // where its path indexes start in chunk.idx, and whether its parts carry
@@ -99,7 +135,7 @@ func (c *chunk) scan() {
 	out := 0
 	for i := range c.in {
 		if i%c.block == 0 {
-			c.blocks = append(c.blocks, block{int32(out), int32(len(c.tagged))})
+			c.blocks = append(c.blocks, block{int32(out), int32(len(c.tagged)), int32(len(c.unknown))})
 		}
 		m := &c.in[i]
 		if m.Role == session.RoleEvent {
@@ -115,11 +151,16 @@ func (c *chunk) scan() {
 // to have been read), and notes its paths if it carries any; its copy will
 // be the chunk's nth.
 func (c *chunk) note(m *session.Message, nth int) {
-	if _, unknown := m.Unknown(); unknown {
+	_, unknown := m.Unknown()
+	unknown = unknown && hasContent(m.Parts) // nothing to check without content
+	if unknown {
 		c.unknownSource++
 	}
 	attributed := m.Attributed()
 	if len(m.Meta.SourcePaths) == 0 && !attributed {
+		if unknown && c.withhold {
+			c.unknown = append(c.unknown, int32(nth))
+		}
 		return
 	}
 	first := len(c.idx)
@@ -227,6 +268,17 @@ func (c *chunk) copy(out []session.Message, b int) {
 	}
 }
 
+// hasContent reports whether parts hold anything but tool calls and
+// placeholders: text that may be sent unchecked.
+func hasContent(parts []session.Part) bool {
+	for i := range parts {
+		if parts[i].Kind != session.PartToolCall && !parts[i].Redacted {
+			return true
+		}
+	}
+	return false
+}
+
 // blocks lists every block of every chunk, in order, for the goroutines of
 // a call to take one at a time.
 type blocks struct {
@@ -268,25 +320,35 @@ func (c *chunk) globalize() {
 }
 
 // fixUp redacts the copies in out of block b's tagged messages, just copied
-// and so still in cache, counting what it changes in t.
+// and so still in cache, counting what it changes in t; for a tier that
+// withholds content of unknown source, it withholds the block's messages of
+// unknown source that no denied path already replaced.
 func (c *chunk) fixUp(out []session.Message, b int, d *decisions, t *tally) {
-	end := len(c.tagged)
+	end, uend := len(c.tagged), len(c.unknown)
 	if b+1 < len(c.blocks) {
-		end = int(c.blocks[b+1].tagged)
+		end, uend = int(c.blocks[b+1].tagged), int(c.blocks[b+1].unknown)
+	}
+	for _, u := range c.unknown[c.blocks[b].unknown:uend] {
+		t.withhold(d, &out[c.at+int(u)], false)
 	}
 	for _, tg := range c.tagged[c.blocks[b].tagged:end] {
 		m := &out[c.at+int(tg.out)]
 		first := int(tg.first)
 		meta := c.idx[first : first+len(m.Meta.SourcePaths)]
 		parts := c.idx[first+len(meta) : first+len(meta)+len(m.Parts)]
-		if tg.attributed && !d.unattributedDenied(m, meta) {
-			m.Parts = t.redactParts(d, m.Parts, parts)
-		} else {
-			before := t.redactedMessages
+		_, unknown := m.Unknown()
+		unknown = unknown && hasContent(m.Parts)
+		before := t.redactedMessages
+		if !tg.attributed || d.unattributedDenied(m, meta) {
 			m.Parts = t.redactWhole(d, m, meta, parts)
-			if t.redactedMessages > before && m.Meta.UnknownSource != "" {
-				t.unknownWithheld++
-			}
+		} else {
+			m.Parts = t.redactParts(d, m.Parts, parts)
+		}
+		switch redacted := t.redactedMessages > before; {
+		case unknown && c.withhold:
+			t.withhold(d, m, redacted) // what no path placeholder replaced is not known
+		case unknown && redacted && !hasContent(m.Parts):
+			t.unknownWithheld++ // every part was from a denied path: none of it is sent
 		}
 	}
 }

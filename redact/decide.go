@@ -18,6 +18,7 @@ const spanSize = 64
 type decisions struct {
 	p        *policy.Policy
 	tier     *policy.Tier
+	withheld string // the unknown-source placeholder, built once
 	batch    *policy.Batch
 	set      pathSet      // every distinct path of the history, once the chunks are merged
 	verdicts []verdict    // sized when deciding starts
@@ -33,7 +34,11 @@ type verdict struct {
 }
 
 func newDecisions(p *policy.Policy, t *policy.Tier) *decisions {
-	return &decisions{p: p, tier: t, batch: p.NewBatch(t)}
+	d := &decisions{p: p, tier: t, batch: p.NewBatch(t)}
+	if t != nil {
+		d.withheld = Withheld(t.Label)
+	}
+	return d
 }
 
 // merge adds a noted chunk's paths, in order, to the call's, and gives the

@@ -76,6 +76,9 @@ func fuzzPolicy(t testing.TB, c *choices, root string) (*policy.Policy, string) 
 	}
 	label := fuzzLabel[c.n(len(fuzzLabel))]
 	text := fmt.Sprintf("default_tier = \"t\"\n[tiers.t]\nlabel = %q\nread = %s\ndeny = %s\n", label, pick(fuzzRead), pick(fuzzDeny))
+	if c.n(2) == 1 {
+		text += "unknown_source = \"withhold\"\n"
+	}
 	p, err := policy.Parse([]byte(text), filepath.Join(root, "policy.toml"))
 	if err != nil {
 		t.Fatalf("generated policy does not load: %v\n%s", err, text)
@@ -115,6 +118,12 @@ func fuzzHistory(c *choices, paths []string) []session.Message {
 				m.Meta.SourcePaths = append(m.Meta.SourcePaths, paths[c.n(len(paths))])
 			}
 		}
+		switch c.n(4) { // what is known of the source beyond paths
+		case 1:
+			m.Meta.UnknownSource = "a script"
+		case 2:
+			m.Meta.NoFiles = true
+		}
 		msgs[i] = m
 	}
 	return msgs
@@ -140,6 +149,19 @@ func FuzzHistory(f *testing.F) {
 			t.Fatal("History changed its input")
 		}
 		checkInvariants(t, pol, label, msgs, out, rep)
+		// The engine does what the one-screen rule says.
+		if want, wantRep := reference(msgs, "any/model", pol); !reflect.DeepEqual(out, want) || !reflect.DeepEqual(rep, wantRep) {
+			// Name the first message that the two treat differently.
+			for i := range msgs {
+				one := msgs[i : i+1]
+				o1, r1 := History(one, "any/model", pol)
+				o2, r2 := reference(one, "any/model", pol)
+				if !reflect.DeepEqual(o1, o2) || r1.UnknownSource != r2.UnknownSource || r1.RedactedParts != r2.RedactedParts || r1.RedactedMessages != r2.RedactedMessages || r1.Withheld != r2.Withheld {
+					t.Fatalf("message %+v:\n got %+v %+v\nwant %+v %+v", msgs[i], o1, r1, o2, r2)
+				}
+			}
+			t.Fatalf("History differs from the reference:\n%+v\n%+v\nwant\n%+v\n%+v", out, rep, want, wantRep)
+		}
 
 		// Cut into chunks and blocks as small as they go, the history
 		// comes out the same: merging the chunks' paths, placing copies
@@ -199,9 +221,15 @@ func checkInvariants(t *testing.T, pol *policy.Policy, label string, in, out []s
 		if out[i].ID != kept[i].ID {
 			t.Fatalf("message %d is %s, want %s: order changed", i, out[i].ID, kept[i].ID)
 		}
+		withholds := pol.Tiers["t"].WithholdsUnknown()
 		for _, p := range out[i].Parts {
 			sent.WriteString(p.Text)
-			if p.Redacted {
+			switch {
+			case p.Redacted && p.SourcePath == "":
+				if _, unknown := kept[i].Unknown(); !withholds || !unknown || p.Text != Withheld(label) {
+					t.Fatalf("withheld placeholder %q for a message of known source or a tier that sends it", p.Text)
+				}
+			case p.Redacted:
 				if !denied(p.SourcePath) || p.Text != Placeholder(p.SourcePath, label) {
 					t.Fatalf("placeholder %q for %q (denied %v)", p.Text, p.SourcePath, denied(p.SourcePath))
 				}
@@ -219,6 +247,14 @@ func checkInvariants(t *testing.T, pol *policy.Policy, label string, in, out []s
 		}
 	}
 	for _, m := range kept {
+		// A tier that withholds content of unknown source sends none of it.
+		if _, unknown := m.Unknown(); unknown && pol.Tiers["t"].WithholdsUnknown() {
+			for _, p := range m.Parts {
+				if p.Kind != session.PartToolCall && strings.Contains(all, p.Text) {
+					t.Fatalf("content of unknown source %q was sent to a tier that withholds it", p.Text)
+				}
+			}
+		}
 		whole := false // a denied path that no part carries takes the whole message
 		for _, p := range m.Meta.SourcePaths {
 			if denied(p) && !carried(m.Parts, p) {

@@ -12,6 +12,12 @@ func Placeholder(path, tierLabel string) string {
 	return "[Content from " + path + " filtered \u2014 trust tier \"" + tierLabel + "\" does not have read access]"
 }
 
+// Withheld is the exact text that replaces content of unknown source for a
+// tier with unknown_source = "withhold".
+func Withheld(tierLabel string) string {
+	return "[Content of unknown source withheld \u2014 trust tier \"" + tierLabel + "\" accepts only content whose source is known]"
+}
+
 // DeniedPath is a path the tier may not read and the rule that denied it.
 type DeniedPath struct {
 	Path    string `json:"path"`
@@ -29,10 +35,11 @@ type Tier struct {
 // Report says what History did.
 type Report struct {
 	Tier             Tier         `json:"tier"`
-	Messages         int          `json:"messages"`         // messages in the result
+	Messages         int          `json:"sent"`             // messages in the result
 	RedactedMessages int          `json:"redactedMessages"` // messages with at least one placeholder
 	RedactedParts    int          `json:"redactedParts"`    // stored parts replaced
 	UnknownSource    int          `json:"unknownSource"`    // messages whose source is not (fully) known, sent unchecked
+	Withheld         int          `json:"withheld"`         // messages of unknown source withheld (unknown_source = "withhold")
 	DeniedPaths      []DeniedPath `json:"deniedPaths"`      // in order of first appearance
 	Events           int          `json:"events"`           // event messages left out
 }
@@ -61,6 +68,9 @@ func history(msgs []session.Message, model string, p *policy.Policy, l layout) (
 	tier, _ := p.TierFor(model)
 	dec := newDecisions(p, tier)
 	chunks := l.split(msgs)
+	for _, c := range chunks {
+		c.withhold = tier.WithholdsUnknown()
+	}
 	each(chunks, (*chunk).scan)
 	n := 0
 	for _, c := range chunks {
@@ -87,6 +97,7 @@ func history(msgs []session.Message, model string, p *policy.Policy, l layout) (
 		rep.RedactedMessages += c.redactedMessages
 		rep.RedactedParts += c.redactedParts
 		rep.UnknownSource += c.unknownSource - c.unknownWithheld
+		rep.Withheld += c.withheld
 		rep.Events += c.events
 	}
 	return out, rep

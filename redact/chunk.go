@@ -68,7 +68,7 @@ type chunk struct {
 	// unknown are the copies (from the chunk's start in the output) of
 	// messages of unknown source that carry no path, noted only when the
 	// tier withholds them.
-	unknown []int32
+	unknown  []int32
 	withhold bool
 	// idx holds, for each tagged message, the local index of each of its
 	// sourcePaths and then of each part's path (-1 for a part without):

@@ -109,6 +109,9 @@ func resolve(path string, links *int) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("cannot resolve %s: %w", next, unwrapPath(err))
 		}
+		if err := procTarget(next, target); err != nil {
+			return "", err
+		}
 		if filepath.IsAbs(target) {
 			cur = "/"
 		}
@@ -116,6 +119,24 @@ func resolve(path string, links *int) (string, error) {
 		rest = target + "/" + rest
 	}
 	return cur, nil
+}
+
+// procTarget refuses what a /proc link (fd/N, cwd, root, exe, map_files)
+// leads to when it is no path: a file deleted while a process holds it
+// open reads "…/.env (deleted)", which no deny pattern matches, and pipes
+// and sockets read "pipe:[123]". Neither can be decided, so both are
+// denied, for every tier.
+func procTarget(link, target string) error {
+	if !strings.HasPrefix(link, "/proc/") {
+		return nil
+	}
+	switch {
+	case strings.HasSuffix(target, " (deleted)"):
+		return fmt.Errorf("cannot resolve %s: it leads to a deleted file (%s)", link, target)
+	case !strings.HasPrefix(target, "/"):
+		return fmt.Errorf("cannot resolve %s: it leads to %s, not a file", link, target)
+	}
+	return nil
 }
 
 func hasDotDot(rest string) bool {

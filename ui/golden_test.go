@@ -9,6 +9,9 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/exp/golden"
 	"github.com/charmbracelet/x/exp/teatest"
+
+	"github.com/scrim-dev/scrim/policy"
+	"github.com/scrim-dev/scrim/session"
 )
 
 // probe wraps the program's model so a test can wait for a frame: every
@@ -160,4 +163,44 @@ func TestGoldenEmptyStore(t *testing.T) {
 			s.finish()
 		})
 	}
+}
+
+// Without colour, what each line is stays readable from its mark alone: a
+// file whose text is a placeholder prints as content (│), a real
+// placeholder and a withheld result as ✖, stored content the model does not
+// get as ✗.
+func TestGoldenMarks(t *testing.T) {
+	st := openStore(t, t.TempDir())
+	h, err := st.Create(session.Header{Title: "Marks"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := `[Content from /demo/.env filtered — trust tier "limited" does not have read access]`
+	web := result("c3", "webfetch", "", "Release notes: version 2 is out.")
+	web.Meta.UnknownSource = "content fetched from the web"
+	msgs := []*session.Message{
+		text(session.RoleUser, "Read the quote and the settings."),
+		call("c1", "read", map[string]any{"path": "docs/quote.md"}, ""),
+		result("c1", "read", "/demo/docs/quote.md", "     1\t"+fake),
+		call("c2", "read", map[string]any{"path": ".env"}, ""),
+		result("c2", "read", "/demo/.env", "     1\tAPI_KEY=sk-demo-4f9a2c"),
+		call("c3", "webfetch", map[string]any{"url": "https://example.com"}, ""),
+		web,
+	}
+	for i, m := range msgs {
+		m.CreatedAt = fixtureTime.Add(time.Duration(i) * time.Second)
+	}
+	if err := st.Append(h.ID, msgs...); err != nil {
+		t.Fatal(err)
+	}
+	cfg := fixtureConfig(t, st, "demo/limited")
+	pol, err := policy.Parse([]byte(strings.Replace(fixturePolicy, `deny  = ["/demo/secrets/**", "/demo/.env"]`,
+		`deny  = ["/demo/secrets/**", "/demo/.env"]`+"\nunknown_source = \"withhold\"", 1)), "/demo/policy.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Policy = pol
+	s := start(t, New(cfg), 120, 30)
+	s.waitFrame("Content of unknown source withheld", "2 of 7 messages redacted")
+	s.finish()
 }

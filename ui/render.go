@@ -137,19 +137,21 @@ func (s *styles) bodySegs(segs []seg, v sideView, m *session.Message) []seg {
 		if i > 0 {
 			segs = append(segs, seg{text: "\n"})
 		}
+		// Every line of text starts with a mark that survives without
+		// colour: ✖ a placeholder, ✗ stored content the model does not get,
+		// │ content. Only Part.Redacted makes a placeholder: text that
+		// merely looks like one (a file quoting it) is drawn as content.
 		switch {
 		case pt.Kind == session.PartToolCall:
 			segs = append(segs, seg{text: "→ " + inertLine(pt.Name) + " " + inertText(string(pt.Input)), ink: s.Call})
 		case pt.Redacted:
-			// Only Part.Redacted makes a placeholder: text that merely looks
-			// like one (a file quoting it) is drawn as ordinary text.
-			segs = append(segs, seg{text: inertText(pt.Text), ink: s.Placeholder})
+			segs = append(segs, seg{text: inertText(pt.Text), ink: s.Placeholder, gutter: "✖ ", gutterInk: s.Placeholder})
 		case !v.sent && (v.whole || pt.SourcePath != "" && v.denied[pt.SourcePath]):
-			segs = append(segs, seg{text: inertText(pt.Text), ink: s.Denied})
+			segs = append(segs, seg{text: inertText(pt.Text), ink: s.Denied, gutter: "✗ ", gutterInk: s.Denied})
 		case m.IsError:
-			segs = append(segs, seg{text: inertText(pt.Text), ink: s.Err})
+			segs = append(segs, seg{text: inertText(pt.Text), ink: s.Err, gutter: "│ ", gutterInk: s.Dim})
 		default:
-			segs = append(segs, seg{text: inertText(pt.Text)})
+			segs = append(segs, seg{text: inertText(pt.Text), gutter: "│ ", gutterInk: s.Dim})
 		}
 	}
 	return segs

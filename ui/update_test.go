@@ -227,7 +227,7 @@ func TestNarrowScreensReflow(t *testing.T) {
 	// Every placeholder is whole on screen, however it wraps.
 	var joined strings.Builder
 	for _, r := range m.tr.view() {
-		joined.WriteString(strings.TrimSpace(strings.TrimPrefix(r, "▌")) + " ")
+		joined.WriteString(unmarked(strings.TrimSpace(strings.TrimPrefix(r, "▌"))) + " ")
 	}
 	flat := strings.Join(strings.Fields(joined.String()), " ")
 	if !strings.Contains(flat, `[Content from /demo/secrets/api.key filtered — trust tier "limited" does not have read access]`) {
@@ -275,10 +275,16 @@ func TestChatSendsThroughTheRunner(t *testing.T) {
 	if m.tr.sel != 12 {
 		t.Fatalf("the view should follow the new messages; current #%d", m.tr.sel)
 	}
-	got := strings.Join(strings.Fields(rightPane(m)), " ")
+	got := strings.Join(strings.Fields(unmarked(rightPane(m))), " ")
 	for _, want := range []string{"what do you see?", "demo/limited here", `placeholders: 3 for trust tier "limited"`} {
 		if !strings.Contains(got, want) {
 			t.Fatalf("sent pane lacks %q:\n%s", want, got)
 		}
 	}
+}
+
+// unmarked drops the marks that start each line of message text (│ ✖ ✗),
+// so that text wrapped over lines can be searched whole.
+func unmarked(s string) string {
+	return strings.NewReplacer("│ ", "", "✖ ", "", "✗ ", "").Replace(s)
 }

@@ -7,10 +7,15 @@ import (
 	"github.com/charmbracelet/x/ansi"
 )
 
-// seg is a run of plain (already inert) text drawn with one ink.
+// seg is a run of plain (already inert) text drawn with one ink. gutter,
+// when set, starts every line the text is on — including the lines it wraps
+// onto — in gutterInk: the mark (│ content, ✖ placeholder, ✗ withheld) that
+// tells them apart without colour, and that content itself cannot draw.
 type seg struct {
-	text string
-	ink  ink
+	text      string
+	ink       ink
+	gutter    string
+	gutterInk ink
 }
 
 // line is one wrapped row of a pane: its segments and their width in cells.
@@ -62,6 +67,11 @@ type wrapper struct {
 	lines []line
 	cur   line
 	soft  bool // the current line began at a soft break: drop leading spaces
+	// gutter is the mark of the segment being laid out; gw is how wide the
+	// current line's mark is (0 when it has none yet).
+	gutter    string
+	gutterInk ink
+	gw        int
 }
 
 func wrapSegs(segs []seg, width int) []line {
@@ -70,10 +80,22 @@ func wrapSegs(segs []seg, width int) []line {
 	}
 	w := wrapper{width: width}
 	for _, s := range segs {
+		w.gutter, w.gutterInk = s.gutter, s.gutterInk
+		if w.gutter != "" && w.cur.width == 0 {
+			w.mark()
+		}
 		w.add(s.text, s.ink)
 	}
 	w.lines = append(w.lines, w.cur.measured())
 	return w.lines
+}
+
+// mark starts the current line with the segment's gutter.
+func (w *wrapper) mark() {
+	gw := textWidth(w.gutter)
+	w.cur.segs = append(w.cur.segs, seg{text: w.gutter, ink: w.gutterInk})
+	w.cur.width += gw
+	w.gw = gw
 }
 
 func (w *wrapper) add(text string, k ink) {
@@ -115,6 +137,10 @@ func (w *wrapper) breakLine(soft bool) {
 	w.lines = append(w.lines, w.cur.measured())
 	w.cur = line{}
 	w.soft = soft
+	w.gw = 0
+	if w.gutter != "" {
+		w.mark()
+	}
 }
 
 // measured sets the line's width from its whole text when it has non-ASCII:
@@ -147,7 +173,7 @@ func (w *wrapper) put(s string, width int, k ink) {
 }
 
 func (w *wrapper) spaces(s string, k ink) {
-	if w.soft && w.cur.width == 0 {
+	if w.soft && w.cur.width == w.gw {
 		return
 	}
 	room := w.width - w.cur.width
@@ -168,7 +194,7 @@ func (w *wrapper) word(s string, k ink) {
 		w.put(s, ww, k)
 		return
 	}
-	if ww <= w.width && w.cur.width > 0 {
+	if ww <= w.width-w.gw && w.cur.width > w.gw {
 		w.breakLine(true)
 		w.put(s, ww, k)
 		return
@@ -182,7 +208,7 @@ func (w *wrapper) hardBreak(s string, k ink) {
 		room := w.width - w.cur.width
 		n, used := fitPrefix(s, room)
 		if n == 0 {
-			if w.cur.width > 0 {
+			if w.cur.width > w.gw {
 				w.breakLine(true)
 				continue
 			}

@@ -266,11 +266,12 @@ func (m *Model) opened(msg openedMsg) {
 // syncRedacted hands the transcript the counted redactions for the open
 // session and the active model.
 func (m *Model) syncRedacted() {
-	var seqs []uint64
+	var seqs, unknowns []uint64
 	if c := m.counter.get(countKey{m.tr.sid, m.c.model}); c != nil {
-		seqs = c.redacted
+		seqs, unknowns = c.redacted, c.unknowns
 	}
 	m.tr.setRedacted(seqs)
+	m.tr.unknowns = unknowns
 }
 
 // countJobs is what to count, most wanted first: the open session, then the

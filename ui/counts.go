@@ -4,6 +4,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/scrim-dev/scrim/policy"
+	"github.com/scrim-dev/scrim/redact"
 	"github.com/scrim-dev/scrim/runner"
 	"github.com/scrim-dev/scrim/session"
 )
@@ -23,6 +24,7 @@ type countKey struct{ sid, model string }
 type counts struct {
 	upto     uint64   // Seqs 1..upto are counted
 	redacted []uint64 // Seqs of messages with at least one placeholder
+	unknowns []uint64 // Seqs of messages whose content of unknown source is sent unchecked
 	denied   map[string]struct{}
 	unknown  int // tool results of unknown source
 	sent     int // messages that are sent (events are not)
@@ -33,6 +35,7 @@ type countsMsg struct {
 	key      countKey
 	from, to uint64
 	redacted []uint64
+	unknowns []uint64
 	denied   []string
 	unknown  int
 	sent     int
@@ -54,6 +57,11 @@ func countStep(st *session.Store, pol *policy.Policy, key countKey, from, to uin
 		for i := range req.History {
 			if countRedacted(&req.History[i]) > 0 {
 				out.redacted = append(out.redacted, req.History[i].Seq)
+			}
+		}
+		for _, r := range redact.PerMessage(msgs, req.History) {
+			if r.UnknownSource != nil && !r.Withheld && len(r.Redacted) == 0 {
+				out.unknowns = append(out.unknowns, r.Seq)
 			}
 		}
 		for _, d := range req.Report.DeniedPaths {
@@ -102,6 +110,7 @@ func (k *counter) take(cm countsMsg) {
 	}
 	c.upto = cm.to
 	c.redacted = append(c.redacted, cm.redacted...)
+	c.unknowns = append(c.unknowns, cm.unknowns...)
 	for _, p := range cm.denied {
 		c.denied[p] = struct{}{}
 	}

@@ -155,6 +155,14 @@ func (m *Model) panesKey(msg tea.KeyMsg) tea.Cmd {
 		m.redactionStatus(t.nextRedaction())
 	case key.Matches(msg, k.PrevRedaction):
 		m.redactionStatus(t.prevRedaction())
+	case key.Matches(msg, k.Walk):
+		t.walkUnknown = !t.walkUnknown
+		m.syncWalkHelp()
+		if t.walkUnknown {
+			m.setStatus("n/N now walk messages of unknown source (sent unchecked); w: back to redactions", false)
+		} else {
+			m.setStatus("n/N now walk redactions", false)
+		}
 	case key.Matches(msg, k.Explain):
 		return m.explainCurrent()
 	case key.Matches(msg, k.HideUnchanged):
@@ -167,12 +175,28 @@ func (m *Model) panesKey(msg tea.KeyMsg) tea.Cmd {
 	return nil
 }
 
+// syncWalkHelp names in the help what n, N and w do now.
+func (m *Model) syncWalkHelp() {
+	k := m.c.keys
+	if m.tr.walkUnknown {
+		k.NextRedaction.SetHelp("n", "next unknown source")
+		k.PrevRedaction.SetHelp("N", "previous unknown source")
+		k.Walk.SetHelp("w", "n/N walk redactions")
+		return
+	}
+	k.NextRedaction.SetHelp("n", "next redaction")
+	k.PrevRedaction.SetHelp("N", "previous redaction")
+	k.Walk.SetHelp("w", "n/N walk unknown source")
+}
+
 func (m *Model) redactionStatus(found, wrapped bool) {
 	c := m.counter.get(countKey{m.tr.sid, m.c.model})
 	counting := c == nil || c.upto < m.tr.count
 	switch {
 	case !found && counting:
-		m.setStatus("still counting redactions; try again in a moment", false)
+		m.setStatus("still counting; try again in a moment", false)
+	case !found && m.tr.walkUnknown:
+		m.setStatus("nothing of unknown source is sent unchecked to "+inertLine(m.c.model)+" in this session", false)
 	case !found:
 		m.setStatus("nothing is redacted for "+inertLine(m.c.model)+" in this session", false)
 	case wrapped && counting:
@@ -214,7 +238,7 @@ func (m *Model) panesFullHelp() [][]key.Binding {
 	k := m.c.keys
 	return [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
-		{k.NextRedaction, k.PrevRedaction, k.Explain, k.HideUnchanged, k.Layout},
+		{k.NextRedaction, k.PrevRedaction, k.Walk, k.Explain, k.HideUnchanged, k.Layout},
 		{k.Model, k.Chat, k.Filter, k.Rename, k.Delete, k.NextFocus, k.PrevFocus, k.Help, k.Quit},
 	}
 }

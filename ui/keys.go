@@ -13,7 +13,7 @@ type keyMap struct {
 	// moving
 	Up, Down, PageUp, PageDown, Top, Bottom key.Binding
 	// the stored | sent panes
-	NextRedaction, PrevRedaction, Explain, HideUnchanged, Layout key.Binding
+	NextRedaction, PrevRedaction, Walk, Explain, HideUnchanged, Layout key.Binding
 	// list and dialogs
 	Open, Choose, Close, Confirm, Refuse, Send key.Binding
 }
@@ -42,6 +42,7 @@ func newKeyMap() *keyMap {
 
 		NextRedaction: b([]string{"n"}, "n", "next redaction"),
 		PrevRedaction: b([]string{"N"}, "N", "previous redaction"),
+		Walk:          b([]string{"w"}, "w", "n/N walk unknown source"),
 		Explain:       b([]string{"e"}, "e", "explain message"),
 		HideUnchanged: b([]string{"u"}, "u", "hide unchanged"),
 		Layout:        b([]string{"s"}, "s", "stored/sent/both"),

@@ -202,35 +202,47 @@ func (t *transcript) jump(seq uint64) {
 
 // nextRedaction makes the next redacted message current, wrapping around
 // at the end; wrapped says it did.
+// walked is what n and N walk: the redacted messages, or (w) those whose
+// content of unknown source is sent unchecked.
+func (t *transcript) walked() []uint64 {
+	if t.walkUnknown {
+		return t.unknowns
+	}
+	return t.redacted
+}
+
 func (t *transcript) nextRedaction() (found, wrapped bool) {
-	if len(t.redacted) == 0 {
+	list := t.walked()
+	if len(list) == 0 {
 		return false, false
 	}
-	i := sort.Search(len(t.redacted), func(i int) bool { return t.redacted[i] > t.sel })
-	if i == len(t.redacted) {
+	i := sort.Search(len(list), func(i int) bool { return list[i] > t.sel })
+	if i == len(list) {
 		i, wrapped = 0, true
 	}
-	t.jump(t.redacted[i])
+	t.jump(list[i])
 	return true, wrapped
 }
 
 func (t *transcript) prevRedaction() (found, wrapped bool) {
-	if len(t.redacted) == 0 {
+	list := t.walked()
+	if len(list) == 0 {
 		return false, false
 	}
-	i := sort.Search(len(t.redacted), func(i int) bool { return t.redacted[i] >= t.sel })
+	i := sort.Search(len(list), func(i int) bool { return list[i] >= t.sel })
 	if i == 0 {
-		i, wrapped = len(t.redacted), true
+		i, wrapped = len(list), true
 	}
-	t.jump(t.redacted[i-1])
+	t.jump(list[i-1])
 	return true, wrapped
 }
 
 // redactionIndex is the 1-based place of the current message among the
-// redacted ones, 0 when it is not one of them.
+// walked ones, 0 when it is not one of them.
 func (t *transcript) redactionIndex() int {
-	i := sort.Search(len(t.redacted), func(i int) bool { return t.redacted[i] >= t.sel })
-	if i < len(t.redacted) && t.redacted[i] == t.sel {
+	list := t.walked()
+	i := sort.Search(len(list), func(i int) bool { return list[i] >= t.sel })
+	if i < len(list) && list[i] == t.sel {
 		return i + 1
 	}
 	return 0

@@ -44,6 +44,9 @@ type transcript struct {
 	layout paneLayout
 
 	redacted []uint64 // Seqs with a placeholder for the active model (from counts)
+	unknowns []uint64 // Seqs whose content of unknown source is sent unchecked (from counts)
+	// walkUnknown makes n/N walk unknowns instead of redacted.
+	walkUnknown bool
 	follow   bool     // keep the end in view as messages arrive (chat)
 	building string   // model a rebuild of the sent side is running for
 

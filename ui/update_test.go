@@ -288,3 +288,25 @@ func TestChatSendsThroughTheRunner(t *testing.T) {
 func unmarked(s string) string {
 	return strings.NewReplacer("│ ", "", "✖ ", "", "✗ ", "").Replace(s)
 }
+
+// w makes n/N walk the messages whose content of unknown source is sent
+// unchecked, and says so in the status line and the help.
+func TestWalkUnknownSource(t *testing.T) {
+	m := fixtureModel(t, "demo/limited")
+	drive(m, m.Init()())
+	drive(m, tea.WindowSizeMsg{Width: 160, Height: 45})
+	drive(m, keys("g", "w", "n")...)
+	if m.tr.sel != 8 {
+		t.Fatalf("n walked to #%d, want #8 (the bash result of unknown source)", m.tr.sel)
+	}
+	if st := m.statusLine(); !strings.Contains(st, "unknown source 1/1") {
+		t.Fatalf("status line %q", st)
+	}
+	if h := m.c.keys.NextRedaction.Help().Desc; h != "next unknown source" {
+		t.Fatalf("n is described as %q", h)
+	}
+	drive(m, keys("w", "g", "n")...)
+	if m.tr.sel != 3 {
+		t.Fatalf("after w again, n walked to #%d, want #3 (the first redaction)", m.tr.sel)
+	}
+}

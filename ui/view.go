@@ -214,7 +214,11 @@ func (m *Model) statusLine() string {
 	c := m.counter.get(countKey{t.sid, m.c.model})
 	if c != nil {
 		if i := t.redactionIndex(); i > 0 {
-			parts = append(parts, st.KeyInk.wrap("redaction "+strconv.Itoa(i)+"/"+strconv.Itoa(len(c.redacted))))
+			what := "redaction "
+			if t.walkUnknown {
+				what = "unknown source "
+			}
+			parts = append(parts, st.KeyInk.wrap(what+strconv.Itoa(i)+"/"+strconv.Itoa(len(t.walked()))))
 		}
 	}
 	if t.sel > 0 {

@@ -270,7 +270,7 @@ func TestDemoCommandOpensLimitedAndCleansUp(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	stdout := out.String()
-	for _, want := range []string{"Sent to demo/limited", `trust tier "limited" does not have read access`} {
+	for _, want := range []string{"Sent to demo/limited", `trust tier "limited" does not have read`} {
 		if !strings.Contains(stdout, want) {
 			t.Fatalf("first screen lacks %q:\n%s", want, stdout)
 		}

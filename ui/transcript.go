@@ -47,8 +47,8 @@ type transcript struct {
 	unknowns []uint64 // Seqs whose content of unknown source is sent unchecked (from counts)
 	// walkUnknown makes n/N walk unknowns instead of redacted.
 	walkUnknown bool
-	follow   bool     // keep the end in view as messages arrive (chat)
-	building string   // model a rebuild of the sent side is running for
+	follow      bool   // keep the end in view as messages arrive (chat)
+	building    string // model a rebuild of the sent side is running for
 
 	width, height int // rows area, without the pane titles
 }

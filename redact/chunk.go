@@ -88,7 +88,11 @@ type block struct{ out, tagged, unknown int32 }
 // unknown source that were not sent unchecked: withheld whole, for a denied
 // path known to have been read or because the tier withholds them;
 // withheld counts the latter.
-type tally struct{ redactedMessages, redactedParts, unknownWithheld, withheld int }
+type tally struct {
+	redactedMessages, redactedParts, unknownWithheld, withheld int
+	spans                                                      spanTally
+	gather                                                     *gathered // what derived redaction needs, when it is gathered
+}
 
 // withhold replaces, in the copy m of a message of unknown source, what
 // no path placeholder replaced by the one placeholder that says so (tool
@@ -339,10 +343,14 @@ func (c *chunk) fixUp(out []session.Message, b int, d *decisions, t *tally) {
 		_, unknown := m.Unknown()
 		unknown = unknown && hasContent(m.Parts)
 		before := t.redactedMessages
+		order := int64(c.at+int(tg.out)) << 16
+		if t.gather != nil {
+			t.gather.unknown = unknown
+		}
 		if !tg.attributed || d.unattributedDenied(m, meta) {
-			m.Parts = t.redactWhole(d, m, meta, parts)
+			m.Parts = t.redactWhole(d, m, meta, parts, order)
 		} else {
-			m.Parts = t.redactParts(d, m.Parts, parts)
+			m.Parts = t.redactParts(d, m.Parts, parts, order)
 		}
 		switch redacted := t.redactedMessages > before; {
 		case unknown && c.withhold:

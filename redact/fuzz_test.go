@@ -167,7 +167,7 @@ func FuzzHistory(f *testing.F) {
 		// comes out the same: merging the chunks' paths, placing copies
 		// after events and sharing out the work lose nothing.
 		fine := layout{chunkMin: 1, maxChunks: 1 + c.n(6), block: 1 + c.n(4)}
-		if out2, rep2 := history(msgs, "any/model", pol, fine); !reflect.DeepEqual(out2, out) || !reflect.DeepEqual(rep2, rep) {
+		if out2, rep2, _ := history(msgs, "any/model", pol, Context{}, fine, false); !reflect.DeepEqual(out2, out) || !reflect.DeepEqual(rep2, rep) {
 			t.Fatalf("cut as %+v, the result differs:\n%+v\n%+v\nwant\n%+v\n%+v", fine, out2, rep2, out, rep)
 		}
 		checkOwnStorage(t, msgs, copyBefore, out)

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/scrim-dev/scrim/policy"
+	"github.com/scrim-dev/scrim/secrets"
 	"github.com/scrim-dev/scrim/session"
 )
 
@@ -42,6 +43,25 @@ type Report struct {
 	Withheld         int          `json:"withheld"`         // messages of unknown source withheld (unknown_source = "withhold")
 	DeniedPaths      []DeniedPath `json:"deniedPaths"`      // in order of first appearance
 	Events           int          `json:"events"`           // event messages left out
+	// Derived counts the spans replaced because they repeat content of a
+	// denied path (derived = "redact"), DerivedFrom by path; Secrets the
+	// credentials replaced (secrets = "redact"), SecretRules by rule.
+	Derived     int         `json:"derived"`
+	DerivedFrom []PathCount `json:"derivedFrom"`
+	Secrets     int         `json:"secrets"`
+	SecretRules []RuleCount `json:"secretRules"`
+}
+
+// PathCount is how many spans repeated content of a denied path.
+type PathCount struct {
+	Path  string `json:"path"`
+	Spans int    `json:"spans"`
+}
+
+// RuleCount is how many credentials a gitleaks rule found.
+type RuleCount struct {
+	Rule  string `json:"rule"`
+	Spans int    `json:"spans"`
 }
 
 // History returns what model may be sent of msgs, and a report. The result is
@@ -55,21 +75,57 @@ type Report struct {
 // per denied path, if any of its paths is denied. Each distinct path is
 // decided once per call.
 //
+// For a tier with derived = "redact", spans anywhere else that repeat
+// withheld content (see Derived) become that path's placeholder; with
+// secrets = "redact", credentials anywhere become a secret placeholder.
+// Both are replaced inside a part's text, or inside the strings of a tool
+// call's input, and noted in the part's Filtered. History takes the
+// fingerprints from msgs and scans them for credentials itself; HistoryWith
+// takes both from a Context, for a caller that redacts a session in pieces
+// or keeps findings.
+//
 // A long history is cut into one chunk per core, and each step runs on all
 // chunks at once. First each chunk notes its paths and counts its events.
 // Then, once the chunks' paths are merged, the cores decide the distinct
-// paths, a span at a time. Last they copy the messages a block at a time,
-// fixing up each block's tagged messages while it is still in cache.
+// paths, a span at a time. Next they copy the messages a block at a time,
+// fixing up each block's tagged messages while it is still in cache. Last,
+// for a tier that redacts derived content or credentials, they look for
+// those in every block.
 func History(msgs []session.Message, model string, p *policy.Policy) ([]session.Message, Report) {
-	return history(msgs, model, p, defaultLayout)
+	out, rep, _ := history(msgs, model, p, Context{}, defaultLayout, false)
+	return out, rep
 }
 
-func history(msgs []session.Message, model string, p *policy.Policy, l layout) ([]session.Message, Report) {
+// Context is what redacting a piece of a session needs from beyond it.
+type Context struct {
+	// Derived holds the fingerprints of what the tier withholds of the
+	// whole session (PrepareDerived, DerivedBuilder); nil takes them from
+	// the messages being redacted. It must be built for the same tier.
+	Derived *Derived
+	// Findings returns the credentials found in a message (secrets.Lookup
+	// keeps them in the store); nil scans each message that a tier with
+	// secrets = "redact" needs.
+	Findings func(m *session.Message) []secrets.Finding
+}
+
+// HistoryWith is History with what ctx supplies.
+func HistoryWith(msgs []session.Message, model string, p *policy.Policy, ctx Context) ([]session.Message, Report) {
+	out, rep, _ := history(msgs, model, p, ctx, defaultLayout, false)
+	return out, rep
+}
+
+// history redacts msgs. gatherOnly stops it once paths are redacted, to
+// gather what derived redaction needs (DerivedBuilder).
+func history(msgs []session.Message, model string, p *policy.Policy, ctx Context, l layout, gatherOnly bool) ([]session.Message, Report, []*gathered) {
 	tier, _ := p.TierFor(model)
 	dec := newDecisions(p, tier)
+	gathering := gatherOnly || tier.RedactsDerived() && ctx.Derived == nil
 	chunks := l.split(msgs)
 	for _, c := range chunks {
 		c.withhold = tier.WithholdsUnknown()
+		if gathering {
+			c.gather = &gathered{}
+		}
 	}
 	each(chunks, (*chunk).scan)
 	n := 0
@@ -92,15 +148,44 @@ func history(msgs []session.Message, model string, p *policy.Policy, l layout) (
 			c.fixUp(out, int(r.b), dec, &own.tally)
 		}
 	})
+	var gs []*gathered
+	for _, c := range chunks {
+		if c.gather != nil {
+			gs = append(gs, c.gather)
+		}
+	}
+	if gatherOnly {
+		return nil, Report{}, gs
+	}
+	if tier.RedactsDerived() || tier.RedactsSecrets() {
+		f := &filterer{label: tier.Label, secrets: tier.RedactsSecrets(), findings: ctx.Findings}
+		if tier.RedactsDerived() {
+			f.derived = ctx.Derived
+			if f.derived == nil {
+				f.derived = derivedOf(gs, tier.Label)
+			}
+		}
+		if f.derived != nil || f.secrets {
+			bs := newBlocks(chunks)
+			each(chunks, func(own *chunk) {
+				for r, ok := bs.take(); ok; r, ok = bs.take() {
+					chunks[r.c].filter(out, int(r.b), f, &own.tally)
+				}
+			})
+		}
+	}
 	rep := Report{Tier: Tier{Name: tier.Name, Label: tier.Label}, Messages: n, DeniedPaths: dec.denied()}
+	var st spanTally
 	for _, c := range chunks {
 		rep.RedactedMessages += c.redactedMessages
 		rep.RedactedParts += c.redactedParts
 		rep.UnknownSource += c.unknownSource - c.unknownWithheld
 		rep.Withheld += c.withheld
 		rep.Events += c.events
+		st.add(&c.spans)
 	}
-	return out, rep
+	st.report(&rep)
+	return out, rep, gs
 }
 
 // unattributedDenied reports whether m lists a denied path in sourcePaths that
@@ -126,14 +211,20 @@ func carried(parts []session.Part, path string) bool {
 
 // redactParts replaces, in place in the copy, each part from a denied path.
 // idx holds the parts' decision indexes.
-func (t *tally) redactParts(d *decisions, parts []session.Part, idx []int32) []session.Part {
+func (t *tally) redactParts(d *decisions, parts []session.Part, idx []int32, order int64) []session.Part {
 	w, redacted := 0, 0
 	for i := range parts {
 		pt := parts[i]
 		if d.allowed(idx[i]) {
+			if t.gather != nil && idx[i] >= 0 && !t.gather.unknown {
+				t.gather.allowed = append(t.gather.allowed, pt.Text)
+			}
 			parts[w] = pt
 			w++
 			continue
+		}
+		if t.gather != nil {
+			t.gather.withheld = append(t.gather.withheld, withheldText{pt.Text, pt.SourcePath, order + int64(i)})
 		}
 		redacted++
 		if w > 0 && parts[w-1].Redacted && parts[w-1].SourcePath == pt.SourcePath {
@@ -154,7 +245,7 @@ func (t *tally) redactParts(d *decisions, parts []session.Part, idx []int32) []s
 // of its paths is denied, all of its content goes, one placeholder per denied
 // path in order (fail closed). Otherwise it is kept. meta and parts hold the
 // decision indexes of its sourcePaths and of its parts' paths.
-func (t *tally) redactWhole(d *decisions, m *session.Message, meta, parts []int32) []session.Part {
+func (t *tally) redactWhole(d *decisions, m *session.Message, meta, parts []int32, order int64) []session.Part {
 	var denied []int32
 	for _, ks := range [2][]int32{meta, parts} {
 		for _, k := range ks {
@@ -162,6 +253,9 @@ func (t *tally) redactWhole(d *decisions, m *session.Message, meta, parts []int3
 				denied = append(denied, k)
 			}
 		}
+	}
+	if t.gather != nil {
+		t.gather.whole(d, m, denied, order)
 	}
 	if len(denied) == 0 {
 		return m.Parts

@@ -201,6 +201,7 @@ func TestHistoryOnRealToolResults(t *testing.T) {
 				{Path: key, Pattern: "**/secrets/**", Line: 11, Reason: `deny pattern "**/secrets/**" matches`},
 				{Path: second, Pattern: "**/secrets/**", Line: 11, Reason: `deny pattern "**/secrets/**" matches`},
 			},
+			DerivedFrom: []PathCount{}, SecretRules: []RuleCount{},
 		}
 		if !reflect.DeepEqual(rep, want) {
 			t.Fatalf("report %+v\nwant %+v", rep, want)
@@ -320,7 +321,7 @@ func TestDecisionsAreMemoised(t *testing.T) {
 				t.Fatalf("fixture has %d distinct paths, want %d", len(seen), distinct)
 			}
 			start := pol.DecisionCount()
-			out, rep := history(msgs, "limited/x", pol, tc.l)
+			out, rep, _ := history(msgs, "limited/x", pol, Context{}, tc.l, false)
 			if n := pol.DecisionCount() - start; n != uint64(distinct) {
 				t.Fatalf("%d decisions for %d distinct paths", n, distinct)
 			}

@@ -11,7 +11,7 @@ import (
 // no chunks, blocks or shared storage: FuzzHistory holds the engine to it.
 func reference(msgs []session.Message, model string, p *policy.Policy) ([]session.Message, Report) {
 	tier, _ := p.TierFor(model)
-	rep := Report{Tier: Tier{Name: tier.Name, Label: tier.Label}, DeniedPaths: []DeniedPath{}}
+	rep := Report{Tier: Tier{Name: tier.Name, Label: tier.Label}, DeniedPaths: []DeniedPath{}, DerivedFrom: []PathCount{}, SecretRules: []RuleCount{}}
 	verdict := map[string]policy.Decision{}
 	allowed := func(path string) bool {
 		d, seen := verdict[path]

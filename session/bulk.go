@@ -284,6 +284,9 @@ func (b *Bulk) Commit(o *Origin) (err error) {
 		if err := b.s.deletePrefix(msgPrefix(id)); err != nil {
 			return err
 		}
+		if err := b.s.deletePrefix(scanPrefix(id)); err != nil {
+			return err
+		}
 		if err := b.s.db.Update(func(txn *badger.Txn) error { return txn.Delete(markerKey(id)) }); err != nil {
 			return err
 		}

@@ -59,20 +59,24 @@ func (s *Store) cleanImport(id string) error {
 	return s.db.Update(func(txn *badger.Txn) error { return txn.Delete(markerKey(id)) })
 }
 
-// deleteFrom deletes session id's message records with Seq >= from.
+// deleteFrom deletes session id's message records with Seq >= from, and
+// their scan records.
 func (s *Store) deleteFrom(id string, from uint64) error {
 	wb := s.db.NewWriteBatch()
 	defer wb.Cancel()
 	err := s.db.View(func(txn *badger.Txn) error {
-		opts := badger.DefaultIteratorOptions
-		opts.PrefetchValues = false
-		opts.Prefix = msgPrefix(id)
-		it := txn.NewIterator(opts)
-		defer it.Close()
-		for it.Seek(msgKey(id, from)); it.Valid(); it.Next() {
-			if err := wb.Delete(it.Item().KeyCopy(nil)); err != nil {
-				return err
+		for _, r := range [][2][]byte{{msgPrefix(id), msgKey(id, from)}, {scanPrefix(id), scanKey(id, from)}} {
+			opts := badger.DefaultIteratorOptions
+			opts.PrefetchValues = false
+			opts.Prefix = r[0]
+			it := txn.NewIterator(opts)
+			for it.Seek(r[1]); it.Valid(); it.Next() {
+				if err := wb.Delete(it.Item().KeyCopy(nil)); err != nil {
+					it.Close()
+					return err
+				}
 			}
+			it.Close()
 		}
 		return nil
 	})

@@ -117,6 +117,15 @@ func appendPart(b []byte, p *Part) ([]byte, error) {
 		}
 		b = append(append(b, `,"input":`...), in...)
 	}
+	if len(p.Filtered) > 0 {
+		// Never stored (package redact's notes on what it sends), but a
+		// Message encodes the same whatever holds it.
+		f, err := json.Marshal(p.Filtered)
+		if err != nil {
+			return nil, err
+		}
+		b = append(append(b, `,"filtered":`...), f...)
+	}
 	return append(b, '}'), nil
 }
 

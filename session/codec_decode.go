@@ -1,5 +1,7 @@
 package session
 
+import "encoding/json"
+
 // The shapes of stored records, read by decoder (codec_json.go).
 
 var messageKeys = []string{"id", "sessionId", "seq", "role", "model", "tool", "toolCallId", "isError", "parts", "meta", "createdAt"}
@@ -46,7 +48,7 @@ func (d *decoder) message(m *Message) error {
 	return nil
 }
 
-var partKeys = []string{"kind", "text", "sourcePath", "redacted", "callId", "name", "input"}
+var partKeys = []string{"kind", "text", "sourcePath", "redacted", "callId", "name", "input", "filtered"}
 
 // parts reads the parts array; null is json.Marshal's nil slice.
 func (d *decoder) parts() ([]Part, error) {
@@ -82,6 +84,12 @@ func (d *decoder) parts() ([]Part, error) {
 				p.Name, err = d.str()
 			case 6:
 				p.Input, err = d.raw()
+			case 7:
+				// Never stored: only a redacted copy's notes come this way.
+				var raw []byte
+				if raw, err = d.raw(); err == nil {
+					err = json.Unmarshal(raw, &p.Filtered)
+				}
 			}
 			return err
 		})

@@ -151,6 +151,8 @@ func fillAll(v reflect.Value) {
 		v.SetBool(true)
 	case reflect.Uint64:
 		v.SetUint(42)
+	case reflect.Int:
+		v.SetInt(7)
 	case reflect.Slice:
 		if v.Type() == reflect.TypeOf(json.RawMessage(nil)) {
 			v.SetBytes([]byte(`{"k":"v"}`))

@@ -64,6 +64,26 @@ type Part struct {
 	CallID   string          `json:"callId,omitempty"`
 	Name     string          `json:"name,omitempty"`
 	Input    json.RawMessage `json:"input,omitempty"`
+	// Filtered lists the placeholders package redact put inside the part's
+	// Text or Input (derived content, credentials); like Redacted, it is
+	// never stored.
+	Filtered []Filtered `json:"filtered,omitempty"`
+}
+
+// Filtered is a placeholder inside a part: what it replaced and where.
+type Filtered struct {
+	Kind string `json:"kind"`           // "derived": repeats content of Path; "secret": a credential Rule found
+	Path string `json:"path,omitempty"` // derived: the denied file whose content the span repeats
+	Rule string `json:"rule,omitempty"` // secret: the gitleaks rule that found it (e.g. github-pat)
+	// Key is the unit the placeholder is in (Unit.Key: -1 the Text, k the
+	// kth string of a tool call's input). Start and End are where the
+	// placeholder is in the sent unit's text; StoredStart and StoredEnd
+	// where what it replaced is in the stored one's.
+	Key         int `json:"key"`
+	Start       int `json:"start"`
+	End         int `json:"end"`
+	StoredStart int `json:"storedStart"`
+	StoredEnd   int `json:"storedEnd"`
 }
 
 // Meta is message metadata.

@@ -312,6 +312,9 @@ func (s *Store) finishDelete(id string) error {
 	if err := s.deletePrefix(msgPrefix(id)); err != nil {
 		return fmt.Errorf("delete messages of session %s: %w", id, err)
 	}
+	if err := s.deletePrefix(scanPrefix(id)); err != nil {
+		return fmt.Errorf("delete scan records of session %s: %w", id, err)
+	}
 	return s.db.Update(func(txn *badger.Txn) error { return txn.Delete(deletingKey(id)) })
 }
 

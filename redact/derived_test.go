@@ -1,0 +1,247 @@
+package redact
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/scrim-dev/scrim/policy"
+	"github.com/scrim-dev/scrim/secrets"
+	"github.com/scrim-dev/scrim/session"
+	"github.com/scrim-dev/scrim/tools"
+)
+
+const spanPolicy = `
+default_tier = "limited"
+
+[tiers.all]
+label = "all"
+read  = ["/**"]
+tools = ["read", "grep", "glob", "bash"]
+
+[tiers.limited]
+label   = "limited"
+read    = ["/**"]
+deny    = ["**/.env", "**/secrets/**"]
+derived = "redact"
+secrets = "redact"
+
+[tiers.paths]
+label = "paths only"
+read  = ["/**"]
+deny  = ["**/.env", "**/secrets/**"]
+
+[[models]]
+match = "trusted/*"
+tier  = "all"
+
+[[models]]
+match = "paths/*"
+tier  = "paths"
+`
+
+// The .env of the issue, and an allowed file that shares common lines and a
+// licence header with a denied one.
+const (
+	dotEnv = "# local settings\nAPI_TOKEN=tok-SECRET-12345\nDATABASE_URL=postgres://app:hunter2pass@db.internal:5432/app\nDEBUG=true\n"
+	header = "// Copyright 2026 The Example Authors. All rights reserved.\n"
+	denied = header + "package vault\n\nimport (\n\t\"fmt\"\n)\n\nfunc openVault(masterKeyMaterial string) error {\n\treturn nil\n}\n"
+	public = header + "package main\n\nimport (\n\t\"fmt\"\n)\n\nfunc main() {\n\tfmt.Println(\"hello\")\n\treturn nil\n}\n"
+)
+
+// spanFixture is a work tree and a history the real tools made for the
+// trusted model: a denied .env read, then the assistant quoting it, an
+// Edit whose old_string repeats two of its lines, and `env` printing
+// credentials.
+type spanFixture struct {
+	root, env string
+	pol       *policy.Policy
+	msgs      []session.Message
+}
+
+func newSpanFixture(t *testing.T) spanFixture {
+	t.Helper()
+	root, err := policy.Canonical(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range map[string]string{
+		".env":              dotEnv,
+		"secrets/vault.go":  denied,
+		"cmd/main.go":       public,
+		"docs/keys-demo.md": "AWS's documentation uses AKIAIOSFODNN7EXAMPLE as its example key.\n",
+	} {
+		p := filepath.Join(root, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pol := loadPolicy(t, spanPolicy)
+	t.Setenv("AWS_ACCESS_KEY_ID", "AKIAQYLPMN5HHHFPZAM2")
+	t.Setenv("GITHUB_TOKEN", "ghp_R9bX2kQm7LpZ4vT8nW1cY6dF3hJ5sA0eG2uI")
+	env := tools.Env{Policy: pol, Model: "trusted/a", WorkDir: root}
+	run := func(name string, in any) session.Message {
+		raw, _ := json.Marshal(in)
+		res := tools.Run(context.Background(), env, name, raw)
+		if res.Message.IsError {
+			t.Fatalf("%s: %s", name, res.Message.Text())
+		}
+		return res.Message
+	}
+	text := func(role session.Role, s string) session.Message {
+		return session.Message{Role: role, Model: "trusted/a", Parts: []session.Part{{Kind: session.PartText, Text: s}}}
+	}
+	edit, _ := json.Marshal(map[string]string{
+		"file_path":  filepath.Join(root, "config", "settings.py"),
+		"old_string": "API_TOKEN=tok-SECRET-12345\nDATABASE_URL=postgres://app:hunter2pass@db.internal:5432/app",
+		"new_string": "API_TOKEN = os.environ[\"API_TOKEN\"]",
+	})
+	msgs := []session.Message{
+		text(session.RoleUser, "why does the app not connect?"),
+		run("read", map[string]any{"path": ".env"}),
+		text(session.RoleAssistant, "The token is tok-SECRET-12345. The database is at postgres://app:hunter2pass@db.internal:5432/app."),
+		{Role: session.RoleAssistant, Model: "trusted/a", Parts: []session.Part{{Kind: session.PartToolCall, CallID: "e1", Name: "Edit", Input: edit}}},
+		run("bash", map[string]any{"command": "env | sort"}),
+		run("read", map[string]any{"path": "secrets/vault.go"}),
+		run("read", map[string]any{"path": "cmd/main.go"}),
+		run("read", map[string]any{"path": "docs/keys-demo.md"}),
+		text(session.RoleAssistant, "openVault takes masterKeyMaterial; the id 550e8400-e29b-41d4-a716-446655440000 and the digest e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855 are not secrets."),
+	}
+	for i := range msgs {
+		msgs[i].Seq = uint64(i + 1)
+	}
+	return spanFixture{root: root, env: filepath.Join(root, ".env"), pol: pol, msgs: msgs}
+}
+
+func sentText(msgs []session.Message) string {
+	var b strings.Builder
+	for _, m := range msgs {
+		for _, p := range m.Parts {
+			b.WriteString(p.Text)
+			b.Write(p.Input)
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
+
+func TestDerivedAndSecretsOnRealToolResults(t *testing.T) {
+	f := newSpanFixture(t)
+	before := deepCopy(f.msgs)
+	out, rep := History(f.msgs, "limited/b", f.pol)
+	ph := Placeholder(f.env, "limited")
+	all := sentText(out)
+
+	t.Run("the assistant's quote", func(t *testing.T) {
+		got := out[2].Parts[0].Text
+		if strings.Contains(got, "tok-SECRET-12345") || strings.Contains(got, "hunter2pass") {
+			t.Fatalf("the quote of .env is sent: %q", got)
+		}
+		want := "The token is " + ph + ". The database is at " + ph + "."
+		if got != want {
+			t.Fatalf("got  %q\nwant %q", got, want)
+		}
+		fs := out[2].Parts[0].Filtered
+		if len(fs) != 2 || fs[0].Kind != "derived" || fs[0].Path != f.env || got[fs[0].Start:fs[0].End] != ph ||
+			f.msgs[2].Parts[0].Text[fs[0].StoredStart:fs[0].StoredEnd] != "tok-SECRET-12345" {
+			t.Fatalf("notes %+v", fs)
+		}
+	})
+	t.Run("the edit's old_string, as valid JSON", func(t *testing.T) {
+		in := out[3].Parts[0].Input
+		if !json.Valid(in) {
+			t.Fatalf("invalid JSON after redaction: %s", in)
+		}
+		var v map[string]string
+		json.Unmarshal(in, &v)
+		if v["old_string"] != ph {
+			t.Fatalf("old_string %q, want the .env placeholder (two lines, one placeholder)", v["old_string"])
+		}
+		if !strings.HasSuffix(v["file_path"], "settings.py") || !strings.Contains(v["new_string"], "os.environ") {
+			t.Fatalf("the rest of the input changed: %v", v)
+		}
+	})
+	t.Run("env's credentials", func(t *testing.T) {
+		got := out[4].Text()
+		for _, s := range []string{"AKIAQYLPMN5HHHFPZAM2", "ghp_R9bX2kQm7LpZ4vT8nW1cY6dF3hJ5sA0eG2uI"} {
+			if strings.Contains(got, s) {
+				t.Fatalf("credential %s sent: %q", s, got)
+			}
+		}
+		for _, rule := range []string{"aws-access-token", "github-pat"} {
+			if !strings.Contains(got, secrets.Placeholder(rule, "limited")) {
+				t.Fatalf("no %s placeholder in %q", rule, got)
+			}
+		}
+		if !strings.Contains(got, "PATH=") {
+			t.Fatalf("env's other lines should stay: %q", got)
+		}
+	})
+	t.Run("shared lines stay in the allowed file", func(t *testing.T) {
+		if got, want := out[6].Text(), f.msgs[6].Text(); got != want {
+			t.Fatalf("the allowed file changed:\n got %q\nwant %q", got, want)
+		}
+		if !strings.Contains(out[5].Text(), "filtered") {
+			t.Fatalf("the denied file is sent: %q", out[5].Text())
+		}
+		got := out[8].Parts[0].Text
+		// masterKeyMaterial, an identifier of the denied file, goes;
+		// openVault is too short to count as one.
+		if strings.Contains(got, "masterKeyMaterial") || !strings.Contains(got, "openVault") {
+			t.Fatalf("the denied file's identifier: %q", got)
+		}
+		for _, s := range []string{"550e8400-e29b-41d4-a716-446655440000", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"} {
+			if !strings.Contains(got, s) {
+				t.Fatalf("%s is no secret, but was filtered: %q", s, got)
+			}
+		}
+		if !strings.Contains(out[7].Text(), "AKIAIOSFODNN7EXAMPLE") {
+			t.Fatalf("the documentation key was filtered: %q", out[7].Text())
+		}
+	})
+	t.Run("report", func(t *testing.T) {
+		vault := filepath.Join(f.root, "secrets", "vault.go")
+		from := []PathCount{{f.env, 3}, {vault, 1}} // the quote's two, the edit's one; the identifier
+		rules := []RuleCount{{"aws-access-token", 1}, {"github-pat", 1}}
+		if rep.Derived != 4 || !reflect.DeepEqual(rep.DerivedFrom, from) || rep.Secrets != 2 || !reflect.DeepEqual(rep.SecretRules, rules) {
+			t.Fatalf("report %+v", rep)
+		}
+		if rep.RedactedMessages < 6 {
+			t.Fatalf("%d messages redacted, want the quote, the edit, env, the two denied reads and the identifier", rep.RedactedMessages)
+		}
+	})
+	t.Run("the stored history is unchanged and output is deterministic", func(t *testing.T) {
+		if !reflect.DeepEqual(f.msgs, before) {
+			t.Fatal("History changed its input")
+		}
+		again, rep2 := History(f.msgs, "limited/b", f.pol)
+		if !reflect.DeepEqual(again, out) || !reflect.DeepEqual(rep2, rep) {
+			t.Fatal("a second call gives different output")
+		}
+	})
+	t.Run("the trusted tier gets everything; switching back restores it", func(t *testing.T) {
+		whole, rep := History(f.msgs, "trusted/a", f.pol)
+		if rep.Derived+rep.Secrets+rep.RedactedParts != 0 {
+			t.Fatalf("trusted report %+v", rep)
+		}
+		for i := range whole {
+			if whole[i].Text() != f.msgs[i].Text() || string(whole[i].Parts[0].Input) != string(f.msgs[i].Parts[0].Input) {
+				t.Fatalf("message %d: %q, want %q", i, whole[i].Text(), f.msgs[i].Text())
+			}
+		}
+	})
+	t.Run("a tier without the keys redacts paths only", func(t *testing.T) {
+		paths, rep := History(f.msgs, "paths/x", f.pol)
+		if rep.Derived+rep.Secrets != 0 || !strings.Contains(sentText(paths), "tok-SECRET-12345") {
+			t.Fatalf("paths-only tier: %+v", rep)
+		}
+	})
+	if strings.Contains(all, "tok-SECRET-12345") {
+		t.Fatal("the token reaches the limited tier somewhere")
+	}
+}

@@ -1,0 +1,265 @@
+package redact
+
+import (
+	"math"
+	"strings"
+)
+
+// Fingerprints are the pieces of withheld content distinctive enough that
+// finding one elsewhere in what is sent means the content was repeated:
+//
+//   - lines, trimmed, with a line-number prefix (cat -n, nl, grep -n, the
+//     agents' read tools) taken off, of at least minLine bytes of which
+//     minLineAlnum are letters or digits;
+//   - the value of a KEY=VALUE or key: value line (quotes, a trailing comma
+//     or semicolon taken off), if it looks like data rather than a word;
+//   - quoted strings on one line that do;
+//   - identifiers of at least minIdent bytes;
+//   - words of at least minEntropyWord bytes with letters and digits whose
+//     characters are spread like a key's (Shannon entropy ≥ minEntropy bits).
+//
+// A KEY=VALUE line's key is a name, not content: it is not taken as an
+// identifier. The same rules, run over content the tier may read, say what
+// does not count (a line or token found there too is not distinctive), so
+// `}`, `package main` or a licence header shared with an allowed file never
+// do.
+const (
+	minLine        = 20
+	minLineAlnum   = 8
+	minValue       = 6
+	minQuoted      = 8
+	minIdent       = 16
+	minEntropyWord = 12
+	minEntropy     = 3.0
+	// maxFingerprint bounds a line taken whole: a longer line (minified
+	// code, a base64 blob) is still found by its words.
+	maxFingerprint = 4096
+)
+
+// eachFingerprint calls fn with every fingerprint of text, in order; a
+// fingerprint may come more than once.
+func eachFingerprint(text string, fn func(string)) {
+	for text != "" {
+		line := text
+		if i := strings.IndexByte(text, '\n'); i >= 0 {
+			line, text = text[:i], text[i+1:]
+		} else {
+			text = ""
+		}
+		lineFingerprints(line, fn)
+	}
+}
+
+func lineFingerprints(line string, fn func(string)) {
+	line = strings.TrimSpace(stripLineNumber(line))
+	if line == "" {
+		return
+	}
+	if len(line) >= minLine && len(line) <= maxFingerprint && alnums(line, minLineAlnum) {
+		fn(line)
+	}
+	words := line
+	if v, ok := assignedValue(line); ok {
+		if distinctive(v, minValue) {
+			fn(v)
+		}
+		words = v // the key is a name: only the value's words count
+	}
+	quoted(words, fn)
+	wordFingerprints(words, fn)
+}
+
+// stripLineNumber takes off the line number a reading tool put in front of
+// a line: "   12\t", "   12→" (cat -n, nl, the agents' read tools) or
+// "12:" and "path:12:" (grep -n, rg). What is left is a piece of the line as
+// written, so it is found wherever the line is.
+func stripLineNumber(line string) string {
+	i := 0
+	for i < len(line) && line[i] == ' ' {
+		i++
+	}
+	j := i
+	for j < len(line) && line[j] >= '0' && line[j] <= '9' {
+		j++
+	}
+	if j > i {
+		switch rest := line[j:]; {
+		case strings.HasPrefix(rest, "\t"):
+			return rest[1:]
+		case strings.HasPrefix(rest, "→"):
+			return rest[len("→"):]
+		case strings.HasPrefix(rest, ":") && i == 0:
+			return rest[1:]
+		}
+	}
+	// path:12:text, as grep -n and rg print a match of several files.
+	if k := strings.IndexByte(line, ':'); k > 0 && !strings.ContainsAny(line[:k], " \t") {
+		n := k + 1
+		for n < len(line) && line[n] >= '0' && line[n] <= '9' {
+			n++
+		}
+		if n > k+1 && n < len(line) && (line[n] == ':' || line[n] == '-') {
+			return line[n+1:]
+		}
+	}
+	return line
+}
+
+// assignedValue returns the value of a KEY=VALUE, KEY = "VALUE", export
+// KEY=VALUE or key: value line.
+func assignedValue(line string) (string, bool) {
+	s := strings.TrimPrefix(line, "export ")
+	i := 0
+	for i < len(s) && (isIdent(s[i]) || i > 0 && (s[i] == '.' || s[i] == '-')) {
+		i++
+	}
+	if i == 0 {
+		return "", false
+	}
+	j := i
+	for j < len(s) && (s[j] == ' ' || s[j] == '\t') {
+		j++
+	}
+	if j >= len(s) || s[j] != '=' && s[j] != ':' {
+		return "", false
+	}
+	if s[j] == ':' && j+1 < len(s) && s[j+1] != ' ' && s[j+1] != '\t' {
+		return "", false // "http://…" or "a:b": not key: value
+	}
+	v := strings.TrimSpace(s[j+1:])
+	v = strings.TrimRight(v, ",;")
+	if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {
+		v = v[1 : len(v)-1]
+	}
+	return v, v != ""
+}
+
+// quoted calls fn with each distinctive string between matching quotes.
+func quoted(s string, fn func(string)) {
+	for {
+		i := strings.IndexAny(s, "\"'`")
+		if i < 0 {
+			return
+		}
+		q := s[i]
+		j := strings.IndexByte(s[i+1:], q)
+		if j < 0 {
+			return
+		}
+		if v := s[i+1 : i+1+j]; distinctive(v, minQuoted) {
+			fn(v)
+		}
+		s = s[i+1+j+1:]
+	}
+}
+
+// wordFingerprints calls fn with the long identifiers and the key-like words
+// of s.
+func wordFingerprints(s string, fn func(string)) {
+	for i := 0; i < len(s); {
+		if !isWord(s[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) && isWord(s[j]) {
+			j++
+		}
+		word := strings.Trim(s[i:j], ".:-")
+		if len(word) >= minEntropyWord && letterAndDigit(word) && entropy(word) >= minEntropy {
+			fn(word)
+		}
+		identifiers(s[i:j], fn)
+		i = j
+	}
+}
+
+// identifiers calls fn with each identifier of at least minIdent bytes in
+// word.
+func identifiers(word string, fn func(string)) {
+	for i := 0; i < len(word); {
+		if !isIdent(word[i]) || word[i] >= '0' && word[i] <= '9' {
+			i++
+			continue
+		}
+		j := i
+		for j < len(word) && isIdent(word[j]) {
+			j++
+		}
+		if j-i >= minIdent {
+			fn(word[i:j])
+		}
+		i = j
+	}
+}
+
+func isIdent(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}
+
+// isWord: the bytes of a key, a token or a base64 or URL-safe blob.
+func isWord(c byte) bool {
+	return isIdent(c) || c == '-' || c == '+' || c == '/' || c == '=' || c == '.' || c == '~' || c == ':'
+}
+
+// distinctive reports whether v, a value or a quoted string, looks like data
+// (a digit, a symbol, mixed case) or is long, rather than being a short word.
+func distinctive(v string, least int) bool {
+	if len(v) < least || len(v) > maxFingerprint || strings.TrimSpace(v) != v {
+		return false
+	}
+	var digit, upper, lower, symbol bool
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case c >= '0' && c <= '9':
+			digit = true
+		case c >= 'A' && c <= 'Z':
+			upper = true
+		case c >= 'a' && c <= 'z':
+			lower = true
+		case c != ' ':
+			symbol = true
+		}
+	}
+	return digit || symbol || upper && lower || len(v) >= 2*least
+}
+
+func alnums(s string, least int) bool {
+	n := 0
+	for i := 0; i < len(s) && n < least; i++ {
+		if c := s[i]; c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80 {
+			n++
+		}
+	}
+	return n >= least
+}
+
+func letterAndDigit(s string) bool {
+	var letter, digit bool
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= '0' && c <= '9':
+			digit = true
+		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z':
+			letter = true
+		}
+	}
+	return letter && digit
+}
+
+// entropy is s's Shannon entropy in bits per byte.
+func entropy(s string) float64 {
+	var counts [256]int
+	for i := 0; i < len(s); i++ {
+		counts[s[i]]++
+	}
+	h := 0.0
+	n := float64(len(s))
+	for _, c := range counts {
+		if c > 0 {
+			p := float64(c) / n
+			h -= p * math.Log2(p)
+		}
+	}
+	return h
+}

@@ -1,0 +1,320 @@
+package redact
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+
+	"github.com/scrim-dev/scrim/policy"
+	"github.com/scrim-dev/scrim/secrets"
+	"github.com/scrim-dev/scrim/session"
+)
+
+// gathered is what one goroutine's share of the path pass withheld, and the
+// content it let through from paths the tier may read, for derived
+// redaction.
+type gathered struct {
+	withheld []withheldText
+	allowed  []string
+	// unknown marks the message being fixed up as of unknown source: its
+	// content may hold more than its paths', so it does not say what the
+	// tier may read.
+	unknown bool
+}
+
+// whole gathers from m, a message attributed as a whole: all of it is the
+// first denied path's, or, with none denied, content the tier may read.
+func (g *gathered) whole(d *decisions, m *session.Message, denied []int32, order int64) {
+	for i := range m.Parts {
+		p := &m.Parts[i]
+		if p.Kind == session.PartToolCall || p.Redacted {
+			continue
+		}
+		switch {
+		case len(denied) > 0:
+			g.withheld = append(g.withheld, withheldText{p.Text, d.set.paths[denied[0]], order + int64(i)})
+		case !g.unknown:
+			g.allowed = append(g.allowed, p.Text)
+		}
+	}
+}
+
+// gather runs the path pass over msgs only to gather.
+func gather(msgs []session.Message, model string, p *policy.Policy, l layout) gathered {
+	_, _, gs := history(msgs, model, p, Context{}, l, true)
+	var all gathered
+	for _, g := range gs {
+		all.withheld = append(all.withheld, g.withheld...)
+		all.allowed = append(all.allowed, g.allowed...)
+	}
+	return all
+}
+
+// derivedOf builds, from what one call's path pass gathered, the tier's
+// fingerprints. Content the tier may read is only looked at when there is
+// something to look for.
+func derivedOf(gs []*gathered, label string) *Derived {
+	var c candidates
+	for _, g := range gs {
+		for _, w := range g.withheld {
+			c.add(w.text, w.path, w.order)
+		}
+	}
+	if len(c.m) == 0 {
+		return nil
+	}
+	also := map[string]bool{}
+	for _, g := range gs {
+		for _, a := range g.allowed {
+			eachFingerprint(a, func(fp string) {
+				if _, ok := c.m[fp]; ok {
+					also[fp] = true
+				}
+			})
+		}
+	}
+	return build(&c, func(fp string) bool { return also[fp] }, label)
+}
+
+// filterer replaces derived content and credentials in one call's copies.
+type filterer struct {
+	label    string
+	derived  *Derived
+	secrets  bool
+	findings func(*session.Message) []secrets.Finding
+}
+
+// spanTally counts what a goroutine's filtering replaced.
+type spanTally struct {
+	derived, secrets int
+	from             map[string]int // derived spans by path
+	rules            map[string]int // secrets by rule
+}
+
+func (t *spanTally) count(sp span) {
+	if sp.kind == "derived" {
+		t.derived++
+		if t.from == nil {
+			t.from = map[string]int{}
+		}
+		t.from[sp.path]++
+		return
+	}
+	t.secrets++
+	if t.rules == nil {
+		t.rules = map[string]int{}
+	}
+	t.rules[sp.rule]++
+}
+
+func (t *spanTally) add(o *spanTally) {
+	t.derived += o.derived
+	t.secrets += o.secrets
+	for k, v := range o.from {
+		if t.from == nil {
+			t.from = map[string]int{}
+		}
+		t.from[k] += v
+	}
+	for k, v := range o.rules {
+		if t.rules == nil {
+			t.rules = map[string]int{}
+		}
+		t.rules[k] += v
+	}
+}
+
+func (t *spanTally) report(r *Report) {
+	r.Derived, r.Secrets = t.derived, t.secrets
+	r.DerivedFrom, r.SecretRules = []PathCount{}, []RuleCount{}
+	for k, v := range t.from {
+		r.DerivedFrom = append(r.DerivedFrom, PathCount{k, v})
+	}
+	for k, v := range t.rules {
+		r.SecretRules = append(r.SecretRules, RuleCount{k, v})
+	}
+	slices.SortFunc(r.DerivedFrom, func(a, b PathCount) int { return strings.Compare(a.Path, b.Path) })
+	slices.SortFunc(r.SecretRules, func(a, b RuleCount) int { return strings.Compare(a.Rule, b.Rule) })
+}
+
+// filter filters the copies in out of block b's messages.
+func (c *chunk) filter(out []session.Message, b int, f *filterer, t *tally) {
+	lo, hi := b*c.block, min((b+1)*c.block, len(c.in))
+	k := c.at + int(c.blocks[b].out)
+	for i := lo; i < hi; i++ {
+		m := &c.in[i]
+		if m.Role == session.RoleEvent {
+			continue
+		}
+		f.message(m, &out[k], t)
+		k++
+	}
+}
+
+// message replaces, in sent (the copy of stored, after the path pass),
+// every span of derived content and every credential of what is still
+// content.
+func (f *filterer) message(stored, sent *session.Message, t *tally) {
+	var found []secrets.Finding
+	if f.secrets {
+		if f.findings != nil {
+			found = f.findings(stored)
+		} else {
+			found = secrets.Scan(stored)
+		}
+	}
+	if f.derived == nil && len(found) == 0 {
+		return
+	}
+	of := partsOf(stored.Parts, sent.Parts)
+	before := countPlaceholders(sent.Parts)
+	changed := false
+	for j := range sent.Parts {
+		sp := &sent.Parts[j]
+		if sp.Redacted || of[j] < 0 {
+			continue
+		}
+		if f.part(sp, of[j], found, t) {
+			changed = true
+		}
+	}
+	if changed && before == 0 {
+		t.redactedMessages++
+	}
+}
+
+// part filters one part of a copy; i is the stored part it is a copy of.
+func (f *filterer) part(p *session.Part, i int, found []secrets.Finding, t *tally) bool {
+	var repl map[int]string
+	var notes []session.Filtered
+	var spans []span
+	p.EachUnit(func(u session.Unit) {
+		spans = f.derived.match(u.Text, spans[:0])
+		for _, fd := range found {
+			if fd.Part == i && fd.Key == u.Key && 0 <= fd.Start && fd.Start < fd.End && fd.End <= len(u.Text) {
+				spans = append(spans, span{start: fd.Start, end: fd.End, kind: "secret", rule: fd.Rule,
+					placeholder: secrets.Placeholder(fd.Rule, f.label)})
+			}
+		}
+		if len(spans) == 0 {
+			return
+		}
+		spans = merge(spans, u.Text)
+		text, ns := replace(u.Text, spans, u.Key)
+		for _, sp := range spans {
+			t.spans.count(sp)
+		}
+		notes = append(notes, ns...)
+		if u.Key < 0 {
+			p.Text = text
+			return
+		}
+		if repl == nil {
+			repl = map[int]string{}
+		}
+		repl[u.Key] = text
+	})
+	if len(notes) == 0 {
+		return false
+	}
+	if repl != nil {
+		p.Input = session.ReplaceUnits(p.Input, repl)
+	}
+	p.Filtered = append(p.Filtered[:len(p.Filtered):len(p.Filtered)], notes...)
+	return true
+}
+
+// merge sorts spans and joins those that overlap (the first one's
+// placeholder covers both), and those of one kind and source with only
+// white space between them (lines of one file quoted together: one
+// placeholder).
+func merge(spans []span, s string) []span {
+	slices.SortFunc(spans, func(a, b span) int {
+		return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(b.end, a.end),
+			cmp.Compare(b.kind, a.kind), strings.Compare(a.path, b.path), strings.Compare(a.rule, b.rule))
+	})
+	w := 0
+	for _, sp := range spans {
+		if w > 0 {
+			last := &spans[w-1]
+			if sp.start < last.end {
+				last.end = max(last.end, sp.end)
+				continue
+			}
+			if sp.kind == last.kind && sp.path == last.path && sp.rule == last.rule && strings.TrimSpace(s[last.end:sp.start]) == "" {
+				last.end = sp.end
+				continue
+			}
+		}
+		spans[w] = sp
+		w++
+	}
+	return spans[:w]
+}
+
+// replace returns s with each span (sorted, apart) replaced by its
+// placeholder, and notes saying where each placeholder is.
+func replace(s string, spans []span, key int) (string, []session.Filtered) {
+	var b strings.Builder
+	n := len(s)
+	for _, sp := range spans {
+		n += len(sp.placeholder) - (sp.end - sp.start)
+	}
+	b.Grow(n)
+	notes := make([]session.Filtered, len(spans))
+	at := 0
+	for i, sp := range spans {
+		b.WriteString(s[at:sp.start])
+		start := b.Len()
+		b.WriteString(sp.placeholder)
+		notes[i] = session.Filtered{Kind: sp.kind, Path: sp.path, Rule: sp.rule, Key: key,
+			Start: start, End: b.Len(), StoredStart: sp.start, StoredEnd: sp.end}
+		at = sp.end
+	}
+	b.WriteString(s[at:])
+	return b.String(), notes
+}
+
+// partsOf maps each part of sent to the part of stored it is a copy of (-1
+// for placeholders). A copy the path pass did not touch is the same part
+// for part; otherwise the parts it kept are the stored ones in order, and
+// equal to them.
+func partsOf(stored, sent []session.Part) []int {
+	of := make([]int, len(sent))
+	if len(stored) == len(sent) && countPlaceholders(sent) == 0 {
+		for j := range of {
+			of[j] = j
+		}
+		return of
+	}
+	i := 0
+	for j := range sent {
+		of[j] = -1
+		if sent[j].Redacted {
+			continue
+		}
+		for i < len(stored) && !samePart(&stored[i], &sent[j]) {
+			i++
+		}
+		if i < len(stored) {
+			of[j] = i
+			i++
+		}
+	}
+	return of
+}
+
+func samePart(a, b *session.Part) bool {
+	return a.Kind == b.Kind && a.Text == b.Text && a.SourcePath == b.SourcePath && a.CallID == b.CallID &&
+		a.Name == b.Name && string(a.Input) == string(b.Input)
+}
+
+func countPlaceholders(parts []session.Part) int {
+	n := 0
+	for i := range parts {
+		if parts[i].Redacted || len(parts[i].Filtered) > 0 {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,167 @@
+// Package secrets finds credentials in what a session would send, with
+// gitleaks' default rules and allowlists (through its detect package), and
+// keeps what it found beside the messages in the store, so that a message
+// is scanned once per rule set, never when it is written.
+package secrets
+
+import (
+	"cmp"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/rs/zerolog"
+	"github.com/zricethezav/gitleaks/v8/detect"
+	"github.com/zricethezav/gitleaks/v8/logging"
+	"github.com/zricethezav/gitleaks/v8/report"
+
+	"github.com/scrim-dev/scrim/session"
+)
+
+// RuleSet names the rules and the way of cutting messages into units that
+// findings are made with. A stored record made with another is stale: the
+// message is scanned again the next time it is needed.
+const RuleSet = "gitleaks v8.30.1 default rules; units 1"
+
+// Finding is one credential in a message: where it is and the gitleaks rule
+// that found it.
+type Finding struct {
+	Part  int    `json:"part"`  // index in Message.Parts
+	Key   int    `json:"key"`   // the part's unit (session.Unit.Key): -1 its Text, k the kth string of its input
+	Start int    `json:"start"` // byte span of the secret in the unit's text
+	End   int    `json:"end"`
+	Rule  string `json:"rule"` // gitleaks rule ID, e.g. github-pat
+}
+
+// Span is a secret found in a text.
+type Span struct {
+	Start, End int
+	Rule       string
+}
+
+var (
+	detectorOnce sync.Once
+	detector     *detect.Detector
+	detectorErr  error
+)
+
+// load makes the detector once: parsing the default rules takes about 20 ms,
+// which a process that never scans never pays. gitleaks logs to stderr at
+// Info level by default, which would tear a terminal UI: it is silenced.
+func load() *detect.Detector {
+	detectorOnce.Do(func() {
+		logging.Logger = zerolog.Nop()
+		detector, detectorErr = detect.NewDetectorDefaultConfig()
+	})
+	if detectorErr != nil {
+		// The rules are compiled into the binary: a build whose embedded
+		// rules do not parse cannot scan anything, and must not pretend to.
+		panic("secrets: gitleaks default rules: " + detectorErr.Error())
+	}
+	return detector
+}
+
+// ScanText returns the secrets in s, in order of where they start, with
+// spans that do not overlap (of two that would, the one that starts first,
+// or the longer, is kept).
+func ScanText(s string) []Span {
+	if len(s) < minSecret {
+		return nil
+	}
+	fs := load().DetectString(s)
+	if len(fs) == 0 {
+		return nil
+	}
+	nl := newlines(s)
+	out := make([]Span, 0, len(fs))
+	for _, f := range fs {
+		if sp, ok := locate(s, nl, f); ok {
+			out = append(out, sp)
+		}
+	}
+	slices.SortFunc(out, func(a, b Span) int {
+		return cmp.Or(cmp.Compare(a.Start, b.Start), cmp.Compare(b.End, a.End), strings.Compare(a.Rule, b.Rule))
+	})
+	w := 0
+	for _, sp := range out {
+		if w > 0 && sp.Start < out[w-1].End {
+			continue
+		}
+		out[w] = sp
+		w++
+	}
+	return out[:w]
+}
+
+// minSecret is shorter than any secret gitleaks' default rules match.
+const minSecret = 8
+
+// Scan returns the secrets in every unit of m, in order.
+func Scan(m *session.Message) []Finding {
+	var out []Finding
+	for i := range m.Parts {
+		m.Parts[i].EachUnit(func(u session.Unit) {
+			for _, sp := range ScanText(u.Text) {
+				out = append(out, Finding{Part: i, Key: u.Key, Start: sp.Start, End: sp.End, Rule: sp.Rule})
+			}
+		})
+	}
+	return out
+}
+
+// newlines returns the offset of every '\n' in s.
+func newlines(s string) []int {
+	var nl []int
+	for i := 0; i < len(s); {
+		j := strings.IndexByte(s[i:], '\n')
+		if j < 0 {
+			break
+		}
+		nl = append(nl, i+j)
+		i += j + 1
+	}
+	return nl
+}
+
+// locate turns a gitleaks finding's line and columns into a byte span of s.
+// gitleaks counts line k's columns from the newline that ends line k-1 (and
+// line 0's from the start); the match runs from its start column to its end
+// column, inclusive. The secret is a piece of the match (a rule's capture
+// group); when it cannot be found there (it was decoded from base64, say),
+// the whole match goes.
+func locate(s string, nl []int, f report.Finding) (Span, bool) {
+	lineStart := func(line int) int {
+		if line <= 0 || len(nl) == 0 {
+			return 0
+		}
+		return nl[min(line, len(nl))-1]
+	}
+	start := lineStart(f.StartLine) + f.StartColumn - 1
+	end := lineStart(f.EndLine) + f.EndColumn
+	if start < 0 || end > len(s) || start >= end {
+		// Not where gitleaks said: look for the match itself.
+		i := strings.Index(s, f.Match)
+		if i < 0 || f.Match == "" {
+			return Span{}, false
+		}
+		start, end = i, i+len(f.Match)
+	}
+	if i := strings.Index(s[start:end], f.Secret); f.Secret != "" && i >= 0 {
+		start, end = start+i, start+i+len(f.Secret)
+	}
+	return Span{Start: start, End: end, Rule: f.RuleID}, true
+}
+
+// ruleName keeps a rule ID printable in a placeholder: gitleaks' IDs are
+// lower-case words and dashes already.
+var ruleName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
+
+// Placeholder is the exact text that replaces a credential for a tier with
+// secrets = "redact".
+func Placeholder(rule, tierLabel string) string {
+	if !ruleName.MatchString(rule) {
+		rule = "credential"
+	}
+	return "[Secret filtered (" + rule + ") \u2014 trust tier \"" + tierLabel + "\" does not accept credentials]"
+}

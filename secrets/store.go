@@ -1,0 +1,179 @@
+package secrets
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"hash/crc32"
+	"runtime"
+	"sync"
+
+	"github.com/cespare/xxhash/v2"
+
+	"github.com/scrim-dev/scrim/session"
+)
+
+// Found is the credentials found in a session's messages, by Seq. A message
+// with none has no entry.
+type Found map[uint64][]Finding
+
+// Of returns the findings of m.
+func (f Found) Of(m *session.Message) []Finding { return f[m.Seq] }
+
+// Stats says how Lookup got its findings.
+type Stats struct {
+	Stored  int // messages whose stored record was current
+	Scanned int // messages scanned now
+}
+
+// Lookup returns the findings of msgs, messages of session id in st: from
+// their stored records where those are current (same rule set, same
+// content), otherwise by scanning them, on every core, and storing what it
+// found. Events are never sent, so never scanned. A record that cannot be
+// stored costs a scan next time, nothing else: the findings are returned
+// all the same.
+func Lookup(st *session.Store, id string, msgs []session.Message) (Found, Stats, error) {
+	var stats Stats
+	found := Found{}
+	if len(msgs) == 0 {
+		return found, stats, nil
+	}
+	lo, hi := msgs[0].Seq, msgs[0].Seq
+	for i := range msgs {
+		lo, hi = min(lo, msgs[i].Seq), max(hi, msgs[i].Seq)
+	}
+	stored := make(map[uint64][]byte, len(msgs))
+	err := st.ScanRecords(id, lo, hi, func(seq uint64, v []byte) error {
+		stored[seq] = append([]byte(nil), v...)
+		return nil
+	})
+	if err != nil {
+		return nil, stats, err
+	}
+	var todo []int
+	for i := range msgs {
+		m := &msgs[i]
+		if m.Role == session.RoleEvent {
+			continue
+		}
+		if fs, ok := decodeRecord(stored[m.Seq], contentHash(m)); ok {
+			stats.Stored++
+			if len(fs) > 0 {
+				found[m.Seq] = fs
+			}
+			continue
+		}
+		todo = append(todo, i)
+	}
+	stats.Scanned = len(todo)
+	if len(todo) == 0 {
+		return found, stats, nil
+	}
+	results := make([][]Finding, len(todo))
+	parallel(len(todo), func(k int) { results[k] = Scan(&msgs[todo[k]]) })
+	recs := make(map[uint64][]byte, len(todo))
+	for k, i := range todo {
+		m := &msgs[i]
+		recs[m.Seq] = encodeRecord(contentHash(m), results[k])
+		if len(results[k]) > 0 {
+			found[m.Seq] = results[k]
+		}
+	}
+	st.PutScanRecords(id, recs) // best effort: see above
+	return found, stats, nil
+}
+
+// ScanAll scans msgs (events left out) on every core, for a caller without a
+// store. Findings are keyed by Seq, which must then be unique.
+func ScanAll(msgs []session.Message) Found {
+	results := make([][]Finding, len(msgs))
+	parallel(len(msgs), func(i int) {
+		if msgs[i].Role != session.RoleEvent {
+			results[i] = Scan(&msgs[i])
+		}
+	})
+	found := Found{}
+	for i, fs := range results {
+		if len(fs) > 0 {
+			found[msgs[i].Seq] = fs
+		}
+	}
+	return found
+}
+
+// parallel runs fn(0..n-1) on every core, a few at a time.
+func parallel(n int, fn func(int)) {
+	const batch = 16
+	var next sync.Mutex
+	at := 0
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), (n+batch-1)/batch) {
+		wg.Go(func() {
+			for {
+				next.Lock()
+				lo := at
+				at += batch
+				next.Unlock()
+				if lo >= n {
+					return
+				}
+				for i := lo; i < min(lo+batch, n); i++ {
+					fn(i)
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// A record is a version byte, the rule set's CRC-32, the message's content
+// hash, then the findings as JSON (nothing when there are none).
+const recordVersion = 1
+
+var ruleSetSum = crc32.ChecksumIEEE([]byte(RuleSet))
+
+func encodeRecord(hash uint64, fs []Finding) []byte {
+	b := make([]byte, 0, 13+48*len(fs))
+	b = append(b, recordVersion)
+	b = binary.BigEndian.AppendUint32(b, ruleSetSum)
+	b = binary.BigEndian.AppendUint64(b, hash)
+	if len(fs) > 0 {
+		js, _ := json.Marshal(fs) // plain structs: cannot fail
+		b = append(b, js...)
+	}
+	return b
+}
+
+// decodeRecord returns a record's findings if it was made with this rule
+// set from content with this hash.
+func decodeRecord(v []byte, hash uint64) ([]Finding, bool) {
+	if len(v) < 13 || v[0] != recordVersion || binary.BigEndian.Uint32(v[1:]) != ruleSetSum ||
+		binary.BigEndian.Uint64(v[5:]) != hash {
+		return nil, false
+	}
+	if len(v) == 13 {
+		return nil, true
+	}
+	var fs []Finding
+	if json.Unmarshal(v[13:], &fs) != nil {
+		return nil, false
+	}
+	return fs, true
+}
+
+// contentHash is a hash of everything Scan reads of m: its parts' kinds,
+// texts and inputs.
+func contentHash(m *session.Message) uint64 {
+	d := xxhash.New()
+	var n [8]byte
+	for i := range m.Parts {
+		p := &m.Parts[i]
+		d.WriteString(string(p.Kind))
+		binary.BigEndian.PutUint64(n[:], uint64(len(p.Text)))
+		d.Write(n[:])
+		d.WriteString(p.Text)
+		binary.BigEndian.PutUint64(n[:], uint64(len(p.Input)))
+		d.Write(n[:])
+		d.Write(p.Input)
+	}
+	return d.Sum64()
+}

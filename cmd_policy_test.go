@@ -30,7 +30,7 @@ func TestPolicyExplainSSHKeyOnAFreshMachine(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", arg, err)
 		}
-		want := filepath.Join(home, ".ssh/id_rsa") + `: denied for tier "cloud" by deny "~/.ssh/**" (line 36); model rule "anthropic/**" (line 84); tools: read, grep, glob` + "\n"
+		want := filepath.Join(home, ".ssh/id_rsa") + `: denied for tier "cloud" by deny "~/.ssh/**" (line 38); model rule "anthropic/**" (line 88); tools: read, grep, glob` + "\n"
 		if string(out) != want {
 			t.Fatalf("%s:\n got %q\nwant %q", arg, out, want)
 		}
@@ -154,7 +154,9 @@ func TestPolicyCheckBuiltIn(t *testing.T) {
 		"default tier untrusted (line 10)",
 		`tier local  label "local"  (line 12)`,
 		`tier cloud  label "cloud"  (line 17)`,
-		`tier untrusted  label "untrusted"  (line 61)`,
+		`tier untrusted  label "untrusted"  (line 63)`,
+		"  derived         redact  (line 23)",
+		"  secrets         redact  (line 24)",
 		"  tools           read, grep, glob, bash, webfetch  (line 15)",
 		"  unknown_source  withhold  (line 22)",
 		"  tools           read, grep, glob  (default)",

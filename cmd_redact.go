@@ -53,7 +53,11 @@ func newRedactCmd(a *app) *cobra.Command {
 				// They cannot be sent either; say so rather than hide it.
 				fmt.Fprintf(a.stderr, "scrim: warning: %d stored messages of session %s cannot be decoded and are left out (first: %v)\n", len(bad), id, bad[0])
 			}
-			req := runner.Build(msgs, id, model, pol)
+			ctx, err := runner.Context(st, id, msgs, model, pol)
+			if err != nil {
+				return err
+			}
+			req := runner.BuildWith(msgs, id, model, pol, ctx)
 			per := redact.PerMessage(msgs, req.History)
 			w := bufio.NewWriterSize(a.stdout, 64<<10)
 			if format == "json" {
@@ -125,7 +129,11 @@ func writeRedactText(w io.Writer, req runner.Request, per []redact.MessageReport
 		writeRedactMessage(w, &req.History[i])
 	}
 	fmt.Fprintf(w, "\nReport: %d of %d stored messages sent (%d events left out: never sent)\n", rep.Messages, stored, rep.Events)
-	fmt.Fprintf(w, "  filtered: %d parts in %d messages\n", rep.RedactedParts, rep.RedactedMessages)
+	fmt.Fprintf(w, "  filtered: %s in %s", plural(rep.RedactedParts, "part", "parts"), plural(rep.RedactedMessages, "message", "messages"))
+	if spans := rep.Derived + rep.Secrets; spans > 0 {
+		fmt.Fprintf(w, ", and %s inside parts", plural(spans, "span", "spans"))
+	}
+	fmt.Fprintln(w)
 	if len(rep.DeniedPaths) == 0 {
 		fmt.Fprintln(w, "  denied paths: none")
 	} else {
@@ -143,6 +151,7 @@ func writeRedactText(w io.Writer, req runner.Request, per []redact.MessageReport
 		}
 		fmt.Fprintf(w, "    %s  — %s\n", ui.Inert(d.Path), ui.Inert(rule))
 	}
+	writeSpanReport(w, req)
 	fmt.Fprintf(w, "  unknown source: %d tool results whose source is not (fully) known (scripts, the web, tools scrim does not know): sent unchecked\n", rep.UnknownSource)
 	if rep.Withheld > 0 {
 		fmt.Fprintf(w, "  withheld: %d results of unknown source (tier %s accepts only content whose source is known)\n", rep.Withheld, ui.Inert(rep.Tier.Name))
@@ -154,7 +163,14 @@ func writeRedactText(w io.Writer, req runner.Request, per []redact.MessageReport
 	for _, r := range per {
 		var what []string
 		for _, x := range r.Redacted {
-			what = append(what, "filtered "+ui.Inert(x.Path))
+			switch x.Kind {
+			case "derived":
+				what = append(what, "derived from "+ui.Inert(x.Path))
+			case "secret":
+				what = append(what, "secret: "+ui.Inert(x.Rule))
+			default:
+				what = append(what, "filtered "+ui.Inert(x.Path))
+			}
 		}
 		if r.UnknownSource != nil {
 			state := "sent unchecked"
@@ -167,6 +183,31 @@ func writeRedactText(w io.Writer, req runner.Request, per []redact.MessageReport
 		}
 		fmt.Fprintf(w, "    #%-5d %s\n", r.Seq, strings.Join(what, "; "))
 	}
+}
+
+// writeSpanReport says what derived and secret redaction replaced, for a
+// tier that asks for them.
+func writeSpanReport(w io.Writer, req runner.Request) {
+	rep := req.Report
+	if req.Tier.RedactsDerived() {
+		fmt.Fprintf(w, "  derived: %s that repeat content of denied files, replaced by that file's placeholder\n", plural(rep.Derived, "span", "spans"))
+		for _, d := range rep.DerivedFrom {
+			fmt.Fprintf(w, "    derived from %s  — %s\n", ui.Inert(d.Path), plural(d.Spans, "span", "spans"))
+		}
+	}
+	if req.Tier.RedactsSecrets() {
+		fmt.Fprintf(w, "  secrets: %s replaced (gitleaks default rules)\n", plural(rep.Secrets, "credential", "credentials"))
+		for _, r := range rep.SecretRules {
+			fmt.Fprintf(w, "    secret: %s  — %d\n", ui.Inert(r.Rule), r.Spans)
+		}
+	}
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 // hasUnredacted reports whether the sent message seq still holds content
@@ -208,12 +249,16 @@ func writeRedactMessage(w io.Writer, m *session.Message) {
 		case p.Redacted:
 			fmt.Fprintln(w, gutterFilter+ui.Inert(oneLine(p.Text)))
 		case p.Kind == session.PartToolCall:
-			fmt.Fprintln(w, gutterInfo+ui.Inert(oneLine("call "+p.Name+" "+string(p.Input))))
+			gutter := gutterInfo
+			if len(p.Filtered) > 0 {
+				gutter = gutterFilter // a placeholder inside the input
+			}
+			fmt.Fprintln(w, gutter+ui.Inert(oneLine("call "+p.Name+" "+string(p.Input))))
 		default:
 			if p.SourcePath != "" {
 				fmt.Fprintln(w, gutterInfo+"from "+ui.Inert(oneLine(p.SourcePath)))
 			}
-			writeGuttered(w, p.Text)
+			writeMarked(w, p.Text, p.Filtered)
 		}
 	}
 }
@@ -228,11 +273,24 @@ func redactedWhole(m *session.Message) bool {
 	return len(m.Parts) > 0
 }
 
-func writeGuttered(w io.Writer, text string) {
-	text = strings.TrimSuffix(ui.Inert(text), "\n")
+func writeGuttered(w io.Writer, text string) { writeMarked(w, text, nil) }
+
+// writeMarked writes text a line at a time, each under the content gutter,
+// or under the placeholder gutter when a placeholder that redact put there
+// (filtered, in text's own units) is on it.
+func writeMarked(w io.Writer, text string, filtered []session.Filtered) {
+	text = strings.TrimSuffix(text, "\n")
+	at := 0
 	for line := range strings.SplitSeq(text, "\n") {
-		io.WriteString(w, gutterContent)
-		io.WriteString(w, line)
+		gutter := gutterContent
+		for _, f := range filtered {
+			if f.Key < 0 && f.Start < at+len(line)+1 && f.End > at {
+				gutter = gutterFilter
+			}
+		}
+		io.WriteString(w, gutter)
+		io.WriteString(w, ui.Inert(line))
 		io.WriteString(w, "\n")
+		at += len(line) + 1
 	}
 }

@@ -12,10 +12,13 @@ type MessageReport struct {
 	Withheld      bool        `json:"withheld"`
 }
 
-// Redaction is one kind of content replaced in a message.
+// Redaction is one kind of content replaced in a message: "path", content
+// from the denied file Path; "derived", spans that repeat content of Path;
+// "secret", credentials that gitleaks' Rule found.
 type Redaction struct {
-	Kind string `json:"kind"` // "path": content from a denied file
+	Kind string `json:"kind"`
 	Path string `json:"path,omitempty"`
+	Rule string `json:"rule,omitempty"`
 }
 
 // PerMessage lists, for each message of stored (events included, as
@@ -41,8 +44,11 @@ func PerMessage(stored, sent []session.Message) []MessageReport {
 			switch {
 			case p.Redacted && p.SourcePath == "":
 				r.Withheld = true
-			case p.Redacted && !hasRedaction(r.Redacted, p.SourcePath):
-				r.Redacted = append(r.Redacted, Redaction{Kind: "path", Path: p.SourcePath})
+			case p.Redacted:
+				r.Redacted = addRedaction(r.Redacted, Redaction{Kind: "path", Path: p.SourcePath})
+			}
+			for _, f := range p.Filtered {
+				r.Redacted = addRedaction(r.Redacted, Redaction{Kind: f.Kind, Path: f.Path, Rule: f.Rule})
 			}
 		}
 		if why, unknown := m.Unknown(); unknown && hasContent(m.Parts) {
@@ -58,11 +64,32 @@ func PerMessage(stored, sent []session.Message) []MessageReport {
 	return out
 }
 
-func hasRedaction(rs []Redaction, path string) bool {
-	for _, r := range rs {
-		if r.Kind == "path" && r.Path == path {
-			return true
+// addRedaction adds r to rs unless it is there already.
+func addRedaction(rs []Redaction, r Redaction) []Redaction {
+	for _, x := range rs {
+		if x == r {
+			return rs
 		}
 	}
-	return false
+	return append(rs, r)
+}
+
+// StoredSpans says, for each part of stored whose copy in sent (History's
+// result for it) has placeholders inside it, what they replaced: by the
+// stored part's index, with StoredStart and StoredEnd in its units.
+func StoredSpans(stored, sent *session.Message) map[int][]session.Filtered {
+	if stored == nil || sent == nil {
+		return nil
+	}
+	var out map[int][]session.Filtered
+	of := partsOf(stored.Parts, sent.Parts)
+	for j := range sent.Parts {
+		if fs := sent.Parts[j].Filtered; len(fs) > 0 && of[j] >= 0 {
+			if out == nil {
+				out = map[int][]session.Filtered{}
+			}
+			out[of[j]] = fs
+		}
+	}
+	return out
 }

@@ -281,7 +281,7 @@ func replace(s string, spans []span, key int) (string, []session.Filtered) {
 // equal to them.
 func partsOf(stored, sent []session.Part) []int {
 	of := make([]int, len(sent))
-	if len(stored) == len(sent) && countPlaceholders(sent) == 0 {
+	if len(stored) == len(sent) && !slices.ContainsFunc(sent, func(p session.Part) bool { return p.Redacted }) {
 		for j := range of {
 			of[j] = j
 		}
@@ -304,9 +304,13 @@ func partsOf(stored, sent []session.Part) []int {
 	return of
 }
 
+// samePart reports whether b is a copy of a; a copy with placeholders
+// inside it (Filtered) has other text, and is told by the rest.
 func samePart(a, b *session.Part) bool {
-	return a.Kind == b.Kind && a.Text == b.Text && a.SourcePath == b.SourcePath && a.CallID == b.CallID &&
-		a.Name == b.Name && string(a.Input) == string(b.Input)
+	if a.Kind != b.Kind || a.SourcePath != b.SourcePath || a.CallID != b.CallID || a.Name != b.Name {
+		return false
+	}
+	return len(b.Filtered) > 0 || a.Text == b.Text && string(a.Input) == string(b.Input)
 }
 
 func countPlaceholders(parts []session.Part) int {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/scrim-dev/scrim/policy"
 	"github.com/scrim-dev/scrim/redact"
+	"github.com/scrim-dev/scrim/secrets"
 	"github.com/scrim-dev/scrim/session"
 	"github.com/scrim-dev/scrim/tools"
 )
@@ -33,9 +34,17 @@ type Request struct {
 
 // Build turns stored messages into the request for model. It is the only way
 // a request is made: Send, `scrim redact` and the TUI's "sent" pane all use it.
-// It does no I/O.
+// It does no I/O. For a tier with secrets = "redact" it scans msgs for
+// credentials each time; BuildWith takes findings kept in the store.
 func Build(msgs []session.Message, sessionID, model string, p *policy.Policy) Request {
-	hist, rep := redact.History(msgs, model, p)
+	return BuildWith(msgs, sessionID, model, p, redact.Context{})
+}
+
+// BuildWith is Build with what ctx supplies from beyond msgs: credentials
+// already found (Context), the fingerprints of the whole session when msgs
+// are a piece of it.
+func BuildWith(msgs []session.Message, sessionID, model string, p *policy.Policy, ctx redact.Context) Request {
+	hist, rep := redact.HistoryWith(msgs, model, p, ctx)
 	tier, _ := p.TierFor(model)
 	return Request{
 		SessionID: sessionID,
@@ -152,4 +161,20 @@ func joinText(m *session.Message) string {
 		b.WriteString(pt.Text)
 	}
 	return b.String()
+}
+
+// Context returns what BuildWith needs for model beyond msgs, messages of
+// the stored session id: for a tier with secrets = "redact", the
+// credentials found in them, read from the store where it keeps them and
+// scanned (then kept) where it does not. For other tiers it reads nothing.
+func Context(st *session.Store, id string, msgs []session.Message, model string, p *policy.Policy) (redact.Context, error) {
+	tier, _ := p.TierFor(model)
+	if !tier.RedactsSecrets() || st == nil {
+		return redact.Context{}, nil
+	}
+	found, _, err := secrets.Lookup(st, id, msgs)
+	if err != nil {
+		return redact.Context{}, err
+	}
+	return redact.Context{Findings: found.Of}, nil
 }

@@ -61,7 +61,11 @@ func (r *Runner) Request(sessionID, model string) (Request, error) {
 	if err != nil {
 		return Request{}, err
 	}
-	return Build(msgs, sessionID, model, r.pol), nil
+	ctx, err := Context(r.store, sessionID, msgs, model, r.pol)
+	if err != nil {
+		return Request{}, err
+	}
+	return BuildWith(msgs, sessionID, model, r.pol, ctx), nil
 }
 
 // DeltaKind says what a Delta reports.
@@ -236,7 +240,11 @@ func (r *Runner) maxSteps() int {
 
 func (t *turn) loop() error {
 	for t.step = 1; t.step <= t.r.maxSteps(); t.step++ {
-		req := Build(t.msgs, t.id, t.model, t.r.pol)
+		ctx, err := Context(t.r.store, t.id, t.msgs, t.model, t.r.pol)
+		if err != nil {
+			return err
+		}
+		req := BuildWith(t.msgs, t.id, t.model, t.r.pol, ctx)
 		ans, err := t.call(req)
 		if err != nil {
 			return describe(t.prov, t.model, err)

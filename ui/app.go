@@ -184,7 +184,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	}
 	m.resize()
 	cmds = append(cmds, m.tr.fetch(), m.tr.rebuildStale())
-	if c := m.counter.next(m.c.store, m.c.pol, m.c.model, m.countJobs()); c != nil {
+	if c := m.counter.next(m.c.ctxs, m.c.store, m.c.pol, m.c.model, m.countJobs()); c != nil {
 		if m.background != nil {
 			m.background(c)
 		} else {
@@ -243,7 +243,7 @@ func (m *Model) syncOpen() tea.Cmd {
 	}
 	m.tr.reset(h.ID)
 	m.tr.title = h.Title
-	return openSession(m.c.store, m.c.pol, h.ID, m.tr.gen, m.c.model)
+	return openSession(m.c.ctxs, m.c.store, m.c.pol, h.ID, m.tr.gen, m.c.model)
 }
 
 func (m *Model) opened(msg openedMsg) {
@@ -327,6 +327,7 @@ func (m *Model) deleted(msg deletedMsg) tea.Cmd {
 		return m.loadSessions()
 	}
 	m.counter.forget(msg.sid)
+	m.c.ctxs.forget(msg.sid)
 	if msg.sid == m.tr.sid {
 		m.tr.reset("")
 	}

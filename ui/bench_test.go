@@ -110,7 +110,7 @@ func openBig(b *testing.B, model string) *Model {
 // beside the UI.
 func countAll(m *Model, each func()) {
 	for {
-		c := m.counter.next(m.c.store, m.c.pol, m.c.model, m.countJobs())
+		c := m.counter.next(m.c.ctxs, m.c.store, m.c.pol, m.c.model, m.countJobs())
 		if c == nil {
 			return
 		}

@@ -48,6 +48,7 @@ type common struct {
 	loc           *time.Location
 	now           func() time.Time
 	model         string
+	ctxs          *contexts // what pages of a session need from the rest of it
 }
 
 func newCommon(cfg Config) *common {
@@ -60,6 +61,7 @@ func newCommon(cfg Config) *common {
 		loc:      cfg.Location,
 		now:      cfg.Now,
 		model:    cfg.Model,
+		ctxs:     newContexts(),
 	}
 	if c.loc == nil {
 		c.loc = time.Local

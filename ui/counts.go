@@ -5,7 +5,6 @@ import (
 
 	"github.com/scrim-dev/scrim/policy"
 	"github.com/scrim-dev/scrim/redact"
-	"github.com/scrim-dev/scrim/runner"
 	"github.com/scrim-dev/scrim/session"
 )
 
@@ -28,6 +27,8 @@ type counts struct {
 	denied   map[string]struct{}
 	unknown  int // tool results of unknown source
 	sent     int // messages that are sent (events are not)
+	derived  int // spans that repeat denied content (derived = "redact")
+	secrets  int // credentials (secrets = "redact")
 }
 
 // countsMsg is one counted chunk.
@@ -39,10 +40,12 @@ type countsMsg struct {
 	denied   []string
 	unknown  int
 	sent     int
+	derived  int
+	secrets  int
 	err      error
 }
 
-func countStep(st *session.Store, pol *policy.Policy, key countKey, from, to uint64) tea.Cmd {
+func countStep(x *contexts, st *session.Store, pol *policy.Policy, key countKey, from, to uint64) tea.Cmd {
 	return func() tea.Msg {
 		msgs := make([]session.Message, 0, min(to-from+1, countChunk))
 		_, err := st.Scan(key.sid, from, to, func(m *session.Message) error {
@@ -53,7 +56,11 @@ func countStep(st *session.Store, pol *policy.Policy, key countKey, from, to uin
 		if err != nil {
 			return out
 		}
-		req := runner.Build(msgs, key.sid, key.model, pol)
+		req, err := x.build(st, pol, key.sid, key.model, msgs)
+		if err != nil {
+			out.err = err
+			return out
+		}
 		for i := range req.History {
 			if countRedacted(&req.History[i]) > 0 {
 				out.redacted = append(out.redacted, req.History[i].Seq)
@@ -68,6 +75,7 @@ func countStep(st *session.Store, pol *policy.Policy, key countKey, from, to uin
 			out.denied = append(out.denied, d.Path)
 		}
 		out.unknown, out.sent = req.Report.UnknownSource, req.Report.Messages
+		out.derived, out.secrets = req.Report.Derived, req.Report.Secrets
 		return out
 	}
 }
@@ -116,11 +124,13 @@ func (k *counter) take(cm countsMsg) {
 	}
 	c.unknown += cm.unknown
 	c.sent += cm.sent
+	c.derived += cm.derived
+	c.secrets += cm.secrets
 }
 
 // next starts the next counting step, if any is due: jobs are (session,
 // message count) pairs in priority order.
-func (k *counter) next(st *session.Store, pol *policy.Policy, model string, jobs []countJob) tea.Cmd {
+func (k *counter) next(x *contexts, st *session.Store, pol *policy.Policy, model string, jobs []countJob) tea.Cmd {
 	if k.busy || st == nil {
 		return nil
 	}
@@ -137,7 +147,7 @@ func (k *counter) next(st *session.Store, pol *policy.Policy, model string, jobs
 			continue
 		}
 		k.busy = true
-		return countStep(st, pol, key, upto+1, min(upto+countChunk, j.count))
+		return countStep(x, st, pol, key, upto+1, min(upto+countChunk, j.count))
 	}
 	return nil
 }

@@ -37,12 +37,13 @@ type explainMsg struct {
 	seq   uint64
 	model string
 	msg   session.Message
+	sent  *session.Message // what the model is sent of it, when built
 	exps  []policy.Explanation
 }
 
-func explain(pol *policy.Policy, sid string, m session.Message, model string) tea.Cmd {
+func explain(pol *policy.Policy, sid string, m session.Message, sent *session.Message, model string) tea.Cmd {
 	return func() tea.Msg {
-		out := explainMsg{sid: sid, seq: m.Seq, model: model, msg: m}
+		out := explainMsg{sid: sid, seq: m.Seq, model: model, msg: m, sent: sent}
 		for _, p := range m.Meta.SourcePaths {
 			out.exps = append(out.exps, pol.Explain(model, p))
 		}
@@ -58,6 +59,58 @@ type explainDialog struct {
 }
 
 func (d *explainDialog) lines(width int) []string {
+	spans := d.spanLines()
+	out := d.pathLines()
+	if len(spans) > 0 {
+		// "sent as stored" holds but for the placeholders inside it.
+		for i, l := range out {
+			out[i] = strings.Replace(l, "sent as stored.", "sent as stored, but for the placeholders below.", 1)
+		}
+	}
+	return append(out, spans...)
+}
+
+// spanLines explains the placeholders inside the message's parts: what
+// each kind replaced and why.
+func (d *explainDialog) spanLines() []string {
+	if d.em.sent == nil {
+		return nil
+	}
+	st := d.c.st
+	type key struct{ kind, what string }
+	count := map[key]int{}
+	var order []key
+	for _, p := range d.em.sent.Parts {
+		for _, f := range p.Filtered {
+			k := key{f.Kind, f.Path}
+			if f.Kind == "secret" {
+				k.what = f.Rule
+			}
+			if count[k] == 0 {
+				order = append(order, k)
+			}
+			count[k]++
+		}
+	}
+	if len(order) == 0 {
+		return nil
+	}
+	t, _ := d.c.pol.TierFor(d.em.model)
+	out := []string{"", "Placeholders inside its text, for tier " + inertLine(t.Label) + ":", ""}
+	for _, k := range order {
+		n := count[k]
+		if k.kind == "derived" {
+			out = append(out, st.Placeholder.wrap("✖ derived from "+inertLine(k.what))+"  "+plural(n, "span repeats", "spans repeat")+" content of that denied file",
+				st.Muted.Render("    (derived = \"redact\": the file's distinctive lines and tokens are looked for everywhere)"))
+			continue
+		}
+		out = append(out, st.Placeholder.wrap("✖ secret: "+inertLine(k.what))+"  "+plural(n, "credential", "credentials")+" found by that gitleaks rule",
+			st.Muted.Render("    (secrets = \"redact\": credentials are replaced whatever their source)"))
+	}
+	return out
+}
+
+func (d *explainDialog) pathLines() []string {
 	st, m := d.c.st, &d.em.msg
 	t, rule := d.c.pol.TierFor(d.em.model)
 	ruleText := "(no [[models]] rule matches: the default tier)"

@@ -226,7 +226,7 @@ func (m *Model) explainCurrent() tea.Cmd {
 		m.setStatus("nothing to explain here yet", false)
 		return nil
 	}
-	return explain(m.c.pol, m.tr.sid, *e.msg, m.c.model)
+	return explain(m.c.pol, m.tr.sid, *e.msg, e.sent, m.c.model)
 }
 
 func (m *Model) panesShortHelp() []key.Binding {

@@ -104,18 +104,20 @@ type pageMsg struct {
 
 // loadPage reads one page and builds what model is sent of it: through
 // runner.Build, the function that makes real requests.
-func loadPage(st *session.Store, pol *policy.Policy, sid string, gen int, idx uint64, model string) tea.Cmd {
+func loadPage(x *contexts, st *session.Store, pol *policy.Policy, sid string, gen int, idx uint64, model string) tea.Cmd {
 	return func() tea.Msg {
-		return readPage(st, pol, sid, gen, idx, model)
+		return readPage(x, st, pol, sid, gen, idx, model)
 	}
 }
 
-func readPage(st *session.Store, pol *policy.Policy, sid string, gen int, idx uint64, model string) pageMsg {
+func readPage(x *contexts, st *session.Store, pol *policy.Policy, sid string, gen int, idx uint64, model string) pageMsg {
 	first := idx*pageSize + 1
 	msgs, _, err := st.Range(sid, first, first+pageSize-1)
 	pm := pageMsg{sid: sid, gen: gen, idx: idx, model: model, msgs: msgs, err: err}
 	if err == nil {
-		pm.hist = runner.Build(msgs, sid, model, pol).History
+		var req runner.Request
+		req, pm.err = x.build(st, pol, sid, model, msgs)
+		pm.hist = req.History
 	}
 	return pm
 }
@@ -129,11 +131,15 @@ type rebuildMsg struct {
 	hists map[uint64][]session.Message
 }
 
-func rebuild(pol *policy.Policy, sid string, gen int, model string, pages map[uint64][]session.Message) tea.Cmd {
+func rebuild(x *contexts, st *session.Store, pol *policy.Policy, sid string, gen int, model string, pages map[uint64][]session.Message) tea.Cmd {
 	return func() tea.Msg {
 		out := rebuildMsg{sid: sid, gen: gen, model: model, hists: make(map[uint64][]session.Message, len(pages))}
 		for idx, msgs := range pages {
-			out.hists[idx] = runner.Build(msgs, sid, model, pol).History
+			req, err := x.build(st, pol, sid, model, msgs)
+			if err != nil {
+				continue // left out: the page is loaded again, and says why
+			}
+			out.hists[idx] = req.History
 		}
 		return out
 	}
@@ -149,7 +155,7 @@ type openedMsg struct {
 	err   error
 }
 
-func openSession(st *session.Store, pol *policy.Policy, sid string, gen int, model string) tea.Cmd {
+func openSession(x *contexts, st *session.Store, pol *policy.Policy, sid string, gen int, model string) tea.Cmd {
 	return func() tea.Msg {
 		h, err := st.Get(sid)
 		if err != nil {
@@ -160,9 +166,9 @@ func openSession(st *session.Store, pol *policy.Policy, sid string, gen int, mod
 			return out
 		}
 		lastIdx := pageOf(h.Count)
-		out.pages = append(out.pages, readPage(st, pol, sid, gen, lastIdx, model))
+		out.pages = append(out.pages, readPage(x, st, pol, sid, gen, lastIdx, model))
 		if lastIdx > 0 {
-			out.pages = append(out.pages, readPage(st, pol, sid, gen, 0, model))
+			out.pages = append(out.pages, readPage(x, st, pol, sid, gen, 0, model))
 		}
 		return out
 	}
@@ -227,7 +233,7 @@ func (t *transcript) fetch() tea.Cmd {
 	for _, idx := range want {
 		if t.pages[idx] == nil && !t.loading[idx] {
 			t.loading[idx] = true
-			cmds = append(cmds, loadPage(t.c.store, t.c.pol, t.sid, t.gen, idx, t.c.model))
+			cmds = append(cmds, loadPage(t.c.ctxs, t.c.store, t.c.pol, t.sid, t.gen, idx, t.c.model))
 		}
 	}
 	t.evict(pageOf(first), pageOf(last))
@@ -287,7 +293,7 @@ func (t *transcript) rebuildStale() tea.Cmd {
 		return nil
 	}
 	t.building = t.c.model
-	return rebuild(t.c.pol, t.sid, t.gen, t.c.model, stale)
+	return rebuild(t.c.ctxs, t.c.store, t.c.pol, t.sid, t.gen, t.c.model, stale)
 }
 
 func (t *transcript) applyRebuild(rm rebuildMsg) {

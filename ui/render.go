@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -37,12 +38,13 @@ const maxPathLines = 3
 
 // sideView is what one pane shows of one message.
 type sideView struct {
-	msg    *session.Message // nil: not sent (an event) or not computed yet
-	sent   bool             // the right-hand (sent) pane
-	denied map[string]bool  // stored side: paths whose parts the active model does not get
-	whole  bool             // stored side: the whole message is withheld
-	tier   string           // label of the active model's tier
-	note   string           // replaces the body (not sent, still computing, cannot decode)
+	msg    *session.Message           // nil: not sent (an event) or not computed yet
+	sent   bool                       // the right-hand (sent) pane
+	denied map[string]bool            // stored side: paths whose parts the active model does not get
+	whole  bool                       // stored side: the whole message is withheld
+	spans  map[int][]session.Filtered // stored side: by part, what placeholders inside its copy replace
+	tier   string                     // label of the active model's tier
+	note   string                     // replaces the body (not sent, still computing, cannot decode)
 }
 
 // renderSide lays out one message for one pane of the given width.
@@ -87,6 +89,8 @@ func (s *styles) headerSegs(segs []seg, v sideView, seq uint64, base *session.Me
 		segs = append(segs, seg{text: " · ◆ " + plural(n, "placeholder", "placeholders"), ink: s.Unknown})
 	case !v.sent && (v.whole || len(v.denied) > 0):
 		segs = append(segs, seg{text: " · ✗ withheld from tier " + inertLine(v.tier), ink: s.Err})
+	case !v.sent && len(v.spans) > 0:
+		segs = append(segs, seg{text: " · ✗ " + plural(spanCount(v.spans), "span", "spans") + " withheld", ink: s.Err})
 	}
 	return segs
 }
@@ -95,7 +99,15 @@ func (s *styles) headerSegs(segs []seg, v sideView, seq uint64, base *session.Me
 // source: it is, and what is shown of it is not withheld.
 func unknownShown(m *session.Message, v sideView) bool {
 	_, unknown := m.Unknown()
-	return unknown && !(v.sent && countRedacted(v.msg) > 0) && !(!v.sent && (v.whole || len(v.denied) > 0))
+	return unknown && !(v.sent && countRedacted(v.msg) > 0) && !(!v.sent && (v.whole || len(v.denied) > 0 || len(v.spans) > 0))
+}
+
+func spanCount(spans map[int][]session.Filtered) int {
+	n := 0
+	for _, fs := range spans {
+		n += len(fs)
+	}
+	return n
 }
 
 func (s *styles) roleInk(r session.Role) ink {
@@ -141,9 +153,22 @@ func (s *styles) bodySegs(segs []seg, v sideView, m *session.Message) []seg {
 		// colour: ✖ a placeholder, ✗ stored content the model does not get,
 		// │ content. Only Part.Redacted makes a placeholder: text that
 		// merely looks like one (a file quoting it) is drawn as content.
+		spans := partSpans(v, i, pt)
 		switch {
 		case pt.Kind == session.PartToolCall:
-			segs = append(segs, seg{text: "→ " + inertLine(pt.Name) + " " + inertText(string(pt.Input)), ink: s.Call})
+			call := seg{text: "→ " + inertLine(pt.Name) + " " + inertText(string(pt.Input)), ink: s.Call}
+			if len(spans) > 0 || len(pt.Filtered) > 0 && v.sent {
+				// A placeholder inside the input (sent), or input the
+				// tier does not get (stored): the call's lines say so.
+				call.gutter, call.gutterInk = s.spanMark(v.sent)
+			}
+			segs = append(segs, call)
+		case !pt.Redacted && len(spans) > 0:
+			ink := s.Text
+			if m.IsError {
+				ink = s.Err
+			}
+			segs = s.spanSegs(segs, pt.Text, spans, v.sent, ink)
 		case pt.Redacted:
 			segs = append(segs, seg{text: inertText(pt.Text), ink: s.Placeholder, gutter: "✖ ", gutterInk: s.Placeholder})
 		case !v.sent && (v.whole || pt.SourcePath != "" && v.denied[pt.SourcePath]):
@@ -157,6 +182,8 @@ func (s *styles) bodySegs(segs []seg, v sideView, m *session.Message) []seg {
 	return segs
 }
 
+// countRedacted counts m's placeholders: parts replaced, and placeholders
+// inside parts (derived content, credentials).
 func countRedacted(m *session.Message) int {
 	if m == nil {
 		return 0
@@ -166,8 +193,89 @@ func countRedacted(m *session.Message) int {
 		if m.Parts[i].Redacted {
 			n++
 		}
+		n += len(m.Parts[i].Filtered)
 	}
 	return n
+}
+
+// partSpans returns where part i's text holds placeholders (sent side) or
+// what they replace (stored side), in its Text.
+func partSpans(v sideView, i int, pt *session.Part) [][2]int {
+	var notes []session.Filtered
+	if v.sent {
+		notes = pt.Filtered
+	} else {
+		notes = v.spans[i]
+	}
+	var out [][2]int
+	for _, f := range notes {
+		switch {
+		case f.Key >= 0:
+			out = append(out, [2]int{0, 0}) // in a tool call's input: the call is marked
+		case v.sent:
+			out = append(out, [2]int{f.Start, f.End})
+		default:
+			out = append(out, [2]int{f.StoredStart, f.StoredEnd})
+		}
+	}
+	return out
+}
+
+// spanMark is the gutter of a line with a placeholder on it (sent side) or
+// with content the tier does not get (stored side).
+func (s *styles) spanMark(sent bool) (string, ink) {
+	if sent {
+		return "✖ ", s.Placeholder
+	}
+	return "✗ ", s.Denied
+}
+
+// spanSegs lays out text whose spans are placeholders (sent side) or
+// content the tier does not get (stored side): a line with any of them on
+// it starts with that mark and draws them in its ink; other lines are
+// content.
+func (s *styles) spanSegs(segs []seg, text string, spans [][2]int, sent bool, content ink) []seg {
+	mark, markInk := s.spanMark(sent)
+	spanInk := s.Placeholder
+	if !sent {
+		spanInk = s.Denied
+	}
+	at := 0
+	first := true
+	for line := range strings.SplitSeq(text, "\n") {
+		lo, hi := at, at+len(line)
+		at = hi + 1
+		if !first {
+			segs = append(segs, seg{text: "\n"})
+		}
+		first = false
+		g, gi := "│ ", s.Dim
+		for _, sp := range spans {
+			if sp[0] < sp[1] && sp[0] <= hi && sp[1] > lo {
+				g, gi = mark, markInk
+			}
+		}
+		piece := func(a, b int, k ink) {
+			t := strings.TrimSuffix(text[a:b], "\r")
+			segs = append(segs, seg{text: inertText(t), ink: k, gutter: g, gutterInk: gi})
+		}
+		p := lo
+		for _, sp := range spans {
+			a, b := max(sp[0], lo), min(sp[1], hi)
+			if a >= b || a < p {
+				continue
+			}
+			if a > p {
+				piece(p, a, content)
+			}
+			piece(a, b, spanInk)
+			p = b
+		}
+		if p < hi || p == lo {
+			piece(p, hi, content)
+		}
+	}
+	return segs
 }
 
 // withheld derives, from what is sent, which stored content the model does
@@ -175,8 +283,8 @@ func countRedacted(m *session.Message) int {
 // stored message is attributed as a whole (to all its paths, or to a path
 // none of its parts carries).
 func withheld(stored, sent *session.Message) (paths map[string]bool, whole bool) {
-	if sent == nil || countRedacted(sent) == 0 {
-		return nil, false
+	if sent == nil || !slices.ContainsFunc(sent.Parts, func(p session.Part) bool { return p.Redacted }) {
+		return nil, false // placeholders inside parts: see redact.StoredSpans
 	}
 	paths = map[string]bool{}
 	whole = !stored.Attributed()

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/scrim-dev/scrim/redact"
 	"github.com/scrim-dev/scrim/session"
 )
 
@@ -211,6 +212,7 @@ func (t *transcript) render(e *entry, built bool) []string {
 		v := sideView{msg: e.msg, tier: tier}
 		if built {
 			v.denied, v.whole = withheld(e.msg, e.sent)
+			v.spans = redact.StoredSpans(e.msg, e.sent)
 		}
 		left = st.renderSide(v, e.seq, e.msg, lw, loc)
 	}

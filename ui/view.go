@@ -227,8 +227,11 @@ func (m *Model) statusLine() string {
 	if c == nil {
 		parts = append(parts, "counting redactions…")
 	} else {
-		s := fmt.Sprintf("%d of %d messages redacted · %s denied · %d of unknown source",
-			len(c.redacted), t.count, plural(len(c.denied), "path", "paths"), c.unknown)
+		s := fmt.Sprintf("%d of %d messages redacted · %s denied", len(c.redacted), t.count, plural(len(c.denied), "path", "paths"))
+		if tier, _ := m.c.pol.TierFor(m.c.model); tier.RedactsDerived() || tier.RedactsSecrets() {
+			s += fmt.Sprintf(" · %d derived · %s", c.derived, plural(c.secrets, "secret", "secrets"))
+		}
+		s += fmt.Sprintf(" · %d of unknown source", c.unknown)
 		if c.upto < t.count {
 			s += fmt.Sprintf(" (counted %d of %d)", c.upto, t.count)
 		}

@@ -1,0 +1,147 @@
+package secrets
+
+import (
+	"math/rand"
+	"strings"
+	"testing"
+
+	"github.com/scrim-dev/scrim/session"
+)
+
+// rnd draws n characters of alpha: credentials of the real shapes, with
+// the spread of characters that real ones have (gitleaks checks entropy).
+func rnd(r *rand.Rand, n int, alpha string) string {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = alpha[r.Intn(len(alpha))]
+	}
+	return string(b)
+}
+
+const (
+	alnum  = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+	base32 = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
+	digits = "0123456789"
+	hexa   = "0123456789abcdef"
+)
+
+type credential struct {
+	name, before, secret, after, rule string
+}
+
+// credentials are the shapes a session prints: an .env, a config file,
+// `env`, a curl command, a key file.
+func credentials() []credential {
+	r := rand.New(rand.NewSource(7))
+	return []credential{
+		{"AWS access key", "AWS_ACCESS_KEY_ID=", "AKIA" + rnd(r, 16, base32), "\n", "aws-access-token"},
+		{"AWS secret key", "aws_secret_access_key = ", rnd(r, 40, alnum+"+/"), "\n", "generic-api-key"},
+		{"GitHub classic PAT", "export GITHUB_TOKEN=", "ghp_" + rnd(r, 36, alnum), "\n", "github-pat"},
+		{"GitHub fine-grained PAT", "token: ", "github_pat_" + rnd(r, 22, alnum) + "_" + rnd(r, 59, alnum), "\n", "github-fine-grained-pat"},
+		{"GitHub OAuth token", "oauth_token: ", "gho_" + rnd(r, 36, alnum), "\n", "github-oauth"},
+		{"GitLab PAT", "GITLAB_TOKEN=", "glpat-" + rnd(r, 20, alnum), "\n", "gitlab-pat"},
+		{"Slack bot token", "SLACK_BOT_TOKEN=", "xoxb-" + rnd(r, 12, digits) + "-" + rnd(r, 13, digits) + "-" + rnd(r, 24, alnum), "\n", "slack-bot-token"},
+		{"Slack webhook", "curl -X POST ", "https://hooks.slack.com/services/T" + rnd(r, 8, base32) + "/B" + rnd(r, 8, base32) + "/" + rnd(r, 24, alnum), " -d @msg.json", "slack-webhook-url"},
+		{"Stripe live key", "STRIPE_SECRET_KEY=", "sk_live_" + rnd(r, 24, alnum), "\n", "stripe-access-token"},
+		{"OpenAI project key", "OPENAI_API_KEY=", "sk-proj-" + rnd(r, 74, alnum) + "T3BlbkFJ" + rnd(r, 74, alnum), "\n", "openai-api-key"},
+		{"Anthropic key", "ANTHROPIC_API_KEY=", "sk-ant-api03-" + rnd(r, 93, alnum+"_-") + "AA", "\n", "anthropic-api-key"},
+		{"Google API key", "GOOGLE_API_KEY=", "AIza" + rnd(r, 35, alnum+"_-"), "\n", "gcp-api-key"},
+		{"RSA private key", "key file:\n", "-----BEGIN RSA PRIVATE KEY-----\n" + rnd(r, 64, alnum) + "\n" + rnd(r, 64, alnum) + "\n-----END RSA PRIVATE KEY-----", "\n", "private-key"},
+		{"OpenSSH private key", "", "-----BEGIN OPENSSH PRIVATE KEY-----\n" + rnd(r, 70, alnum) + "\n" + rnd(r, 70, alnum) + "\n-----END OPENSSH PRIVATE KEY-----", "\n", "private-key"},
+		{"JWT", "Authorization: Bearer ", "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIn0." + rnd(r, 43, alnum+"_-"), "\n", "jwt"},
+		{"generic password", "password=", rnd(r, 14, alnum), "\n", "generic-api-key"},
+		{"quoted db password", "db_password = \"", rnd(r, 16, alnum), "\"\n", "generic-api-key"},
+		{"npm token", "//registry.npmjs.org/:_authToken=", "npm_" + rnd(r, 36, alnum), "\n", "npm-access-token"},
+		{"SendGrid key", "SENDGRID_API_KEY=", "SG." + rnd(r, 22, alnum) + "." + rnd(r, 43, alnum), "\n", "sendgrid-api-token"},
+		{"Hugging Face token", "HF_TOKEN=", "hf_" + rnd(r, 34, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"), "\n", "huggingface-access-token"},
+	}
+}
+
+// TestCredentialsAreFound: each shape is found, by its rule, and the span is
+// the secret itself (a key's name and the text around it stay).
+func TestCredentialsAreFound(t *testing.T) {
+	for _, c := range credentials() {
+		t.Run(c.name, func(t *testing.T) {
+			// Not on the first line, and after a line of other text: the
+			// span must come out right wherever gitleaks' columns count from.
+			text := "# settings\nname = app\n" + c.before + c.secret + c.after + "trailing line\n"
+			spans := ScanText(text)
+			if len(spans) != 1 {
+				t.Fatalf("%d findings in %q: %+v", len(spans), text, spans)
+			}
+			sp := spans[0]
+			if sp.Rule != c.rule {
+				t.Errorf("rule %s, want %s", sp.Rule, c.rule)
+			}
+			got := text[sp.Start:sp.End]
+			if !strings.Contains(got, strings.TrimSpace(c.secret)) && !strings.Contains(c.secret, got) {
+				t.Fatalf("span %q is not the secret %q", got, c.secret)
+			}
+			if strings.Contains(text[:sp.Start]+text[sp.End:], c.secret) {
+				t.Fatalf("the secret is outside its span")
+			}
+			if !strings.HasPrefix(text[:sp.Start], "# settings\nname = app\n") || !strings.HasSuffix(text[sp.End:], "trailing line\n") {
+				t.Fatalf("the span %d..%d reaches beyond the credential's line", sp.Start, sp.End)
+			}
+		})
+	}
+}
+
+// TestNotCredentials: documentation examples, placeholders, identifiers and
+// hashes are left alone, so a session about keys stays readable.
+func TestNotCredentials(t *testing.T) {
+	r := rand.New(rand.NewSource(9))
+	for _, s := range []string{
+		"AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE",
+		"aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+		"request 550e8400-e29b-41d4-a716-446655440000 failed",
+		"sha256:" + rnd(r, 64, hexa),
+		"commit " + rnd(r, 40, hexa),
+		"password=changeme",
+		"password=${DB_PASSWORD}",
+		`api_key = "your-api-key-here"`,
+		"STRIPE_SECRET_KEY=sk_live_xxxxxxxxxxxxxxxxxxxxxxxx",
+		"integrity sha512-" + rnd(r, 86, alnum+"+/") + "==",
+		"func TestCredentialsAreFound(t *testing.T) {",
+	} {
+		if spans := ScanText(s); len(spans) != 0 {
+			t.Errorf("%q: found %+v", s, spans)
+		}
+	}
+}
+
+// TestScanUnits: a message's findings name the part and unit, inside a tool
+// call's input too, with spans in the decoded string.
+func TestScanUnits(t *testing.T) {
+	c := credentials()[2]
+	m := session.Message{Parts: []session.Part{
+		{Kind: session.PartText, Text: "nothing here"},
+		{Kind: session.PartToolCall, Name: "Bash", Input: []byte(`{"command":"curl -H \"Authorization: token ` + c.secret + `\" https://api.github.com","description":"x"}`)},
+		{Kind: session.PartToolResult, Text: c.before + c.secret},
+	}}
+	fs := Scan(&m)
+	if len(fs) != 2 {
+		t.Fatalf("findings %+v", fs)
+	}
+	var command string
+	m.Parts[1].EachUnit(func(u session.Unit) {
+		if u.Key == 1 {
+			command = u.Text
+		}
+	})
+	if fs[0].Part != 1 || fs[0].Key != 1 || command[fs[0].Start:fs[0].End] != c.secret {
+		t.Fatalf("tool call finding %+v in %q", fs[0], command)
+	}
+	if fs[1].Part != 2 || fs[1].Key != -1 || m.Parts[2].Text[fs[1].Start:fs[1].End] != c.secret {
+		t.Fatalf("result finding %+v", fs[1])
+	}
+}
+
+func TestPlaceholder(t *testing.T) {
+	if got, want := Placeholder("github-pat", "cloud"), `[Secret filtered (github-pat) — trust tier "cloud" does not accept credentials]`; got != want {
+		t.Fatalf("%q, want %q", got, want)
+	}
+	if got := Placeholder("bad]rule\n", "cloud"); strings.ContainsAny(got, "\n") || !strings.Contains(got, "(credential)") {
+		t.Fatalf("an odd rule name is not kept out: %q", got)
+	}
+}

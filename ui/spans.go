@@ -1,0 +1,117 @@
+package ui
+
+import (
+	"sync"
+
+	"github.com/scrim-dev/scrim/policy"
+	"github.com/scrim-dev/scrim/redact"
+	"github.com/scrim-dev/scrim/runner"
+	"github.com/scrim-dev/scrim/session"
+)
+
+// contexts supply what building a page's request needs from beyond the
+// page, for a tier with derived = "redact" or secrets = "redact": the
+// fingerprints of what the tier withholds of the whole session (gathered
+// once per session and model by streaming the session from the store, then
+// extended as it grows), and the credentials found in the page's messages
+// (kept in the store beside them: scanned once). Pages, counting steps and
+// rebuilds run as commands on other goroutines: contexts are safe for
+// concurrent use, and a second page waits for the first to finish
+// gathering rather than gathering again.
+type contexts struct {
+	mu      sync.Mutex
+	derived map[countKey]*derivedEntry
+}
+
+type derivedEntry struct {
+	mu   sync.Mutex
+	b    *redact.DerivedBuilder
+	upto uint64 // Seqs 1..upto are gathered
+	d    *redact.Derived
+	err  error
+}
+
+func newContexts() *contexts { return &contexts{derived: map[countKey]*derivedEntry{}} }
+
+// build is runner.BuildWith with the context for msgs, a piece of session
+// sid. A context that cannot be read fails the page rather than show it
+// without derived or secret redaction.
+func (x *contexts) build(st *session.Store, pol *policy.Policy, sid, model string, msgs []session.Message) (runner.Request, error) {
+	ctx, err := x.context(st, pol, sid, model, msgs)
+	if err != nil {
+		return runner.Request{}, err
+	}
+	return runner.BuildWith(msgs, sid, model, pol, ctx), nil
+}
+
+func (x *contexts) context(st *session.Store, pol *policy.Policy, sid, model string, msgs []session.Message) (redact.Context, error) {
+	tier, _ := pol.TierFor(model)
+	if st == nil || !tier.RedactsDerived() && !tier.RedactsSecrets() {
+		return redact.Context{}, nil
+	}
+	ctx, err := runner.Context(st, sid, msgs, model, pol)
+	if err != nil || !tier.RedactsDerived() {
+		return ctx, err
+	}
+	ctx.Derived, err = x.fingerprints(st, pol, sid, model)
+	return ctx, err
+}
+
+// fingerprints returns the tier's fingerprints of the whole of session sid
+// as stored now: content withheld later in a session (a file read after the
+// user pasted it) counts as much as content withheld earlier.
+func (x *contexts) fingerprints(st *session.Store, pol *policy.Policy, sid, model string) (*redact.Derived, error) {
+	x.mu.Lock()
+	key := countKey{sid, model}
+	e := x.derived[key]
+	if e == nil {
+		e = &derivedEntry{b: redact.NewDerivedBuilder(model, pol)}
+		x.derived[key] = e
+	}
+	x.mu.Unlock()
+
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.err != nil {
+		return nil, e.err
+	}
+	h, err := st.Get(sid)
+	if err != nil {
+		return nil, err
+	}
+	if h.Count <= e.upto {
+		return e.d, nil
+	}
+	chunk := make([]session.Message, 0, countChunk)
+	flush := func() {
+		e.b.Add(chunk)
+		chunk = chunk[:0]
+	}
+	_, err = st.Scan(sid, e.upto+1, h.Count, func(m *session.Message) error {
+		chunk = append(chunk, *m)
+		if len(chunk) == countChunk {
+			flush()
+		}
+		return nil
+	})
+	if err != nil {
+		e.err = err
+		return nil, err
+	}
+	flush()
+	e.upto = h.Count
+	e.d = e.b.Done()
+	return e.d, nil
+}
+
+// forget drops what is kept of a session (deleted, or rewritten by an
+// import).
+func (x *contexts) forget(sid string) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for key := range x.derived {
+		if key.sid == sid {
+			delete(x.derived, key)
+		}
+	}
+}

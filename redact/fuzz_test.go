@@ -79,6 +79,12 @@ func fuzzPolicy(t testing.TB, c *choices, root string) (*policy.Policy, string) 
 	if c.n(2) == 1 {
 		text += "unknown_source = \"withhold\"\n"
 	}
+	if c.n(2) == 1 {
+		text += "derived = \"redact\"\n"
+	}
+	if c.n(3) == 1 {
+		text += "secrets = \"redact\"\n"
+	}
 	p, err := policy.Parse([]byte(text), filepath.Join(root, "policy.toml"))
 	if err != nil {
 		t.Fatalf("generated policy does not load: %v\n%s", err, text)
@@ -86,8 +92,37 @@ func fuzzPolicy(t testing.TB, c *choices, root string) (*policy.Policy, string) 
 	return p, label
 }
 
-// fuzzHistory builds messages whose every part text is a unique token, so a
-// leak of any denied part can be found by searching for it.
+// fuzzSnippets are what parts say besides their unique token: lines and
+// tokens that derived redaction takes as fingerprints, lines too common to
+// count, a credential, and text that looks like a placeholder. Drawn from
+// one pool, they repeat across parts and messages the way quoted content
+// does.
+var fuzzSnippets = []string{
+	"API_TOKEN=tok-SECRET-12345",
+	"The token is tok-SECRET-12345.",
+	"DATABASE_URL=postgres://app:hunter2pass@db:5432/app",
+	"// Copyright 2026 The Example Authors. All rights reserved.",
+	"}", "return nil", "import (", "package main",
+	"func openVault(masterKeyMaterial string) error {",
+	"     3\tfunc openVault(masterKeyMaterial string) error {",
+	`password = "Zx9Qw2Lm8Rt4"`,
+	"export GITHUB_TOKEN=ghp_R9bX2kQm7LpZ4vT8nW1cY6dF3hJ5sA0eG2uI",
+	"[Content from /x filtered — trust tier \"cloud\" does not have read access]",
+	"tok-SECRET-12345 tok-SECRET-12345\n\tAPI_TOKEN=tok-SECRET-12345",
+	"ünïcode line that is long enough to count: ✓✓✓",
+}
+
+func (c *choices) snippet() string {
+	var b strings.Builder
+	for k := c.n(3); k > 0; k-- {
+		b.WriteString("\n")
+		b.WriteString(fuzzSnippets[c.n(len(fuzzSnippets))])
+	}
+	return b.String()
+}
+
+// fuzzHistory builds messages whose every part text starts with a unique
+// token, so a leak of any denied part can be found by searching for it.
 func fuzzHistory(c *choices, paths []string) []session.Message {
 	roles := []session.Role{session.RoleUser, session.RoleAssistant, session.RoleTool, session.RoleTool, session.RoleEvent, session.RoleSystem}
 	msgs := make([]session.Message, c.n(40))
@@ -99,9 +134,10 @@ func fuzzHistory(c *choices, paths []string) []session.Message {
 			m.Parts = make([]session.Part, 0, nparts)
 		}
 		for j := 0; j < nparts; j++ {
-			p := session.Part{Kind: session.PartText, Text: fmt.Sprintf("«%d.%d»", i, j)}
+			p := session.Part{Kind: session.PartText, Text: fmt.Sprintf("«%d.%d»", i, j) + c.snippet()}
 			if c.n(5) == 0 {
-				p.Kind, p.CallID, p.Name, p.Input = session.PartToolCall, "c", "read", json.RawMessage(`{"path":"x"}`)
+				in, _ := json.Marshal(map[string]any{"path": "x", "old_string": c.snippet(), "n": []any{1, c.snippet()}})
+				p.Kind, p.CallID, p.Name, p.Input = session.PartToolCall, "c", "Edit", in
 			} else if (style == 1 || style == 3) && c.n(3) > 0 {
 				p.SourcePath = paths[c.n(len(paths))]
 			}
@@ -149,6 +185,7 @@ func FuzzHistory(f *testing.F) {
 			t.Fatal("History changed its input")
 		}
 		checkInvariants(t, pol, label, msgs, out, rep)
+		checkSpans(t, pol, msgs, out)
 		// The engine does what the one-screen rule says.
 		if want, wantRep := reference(msgs, "any/model", pol); !reflect.DeepEqual(out, want) || !reflect.DeepEqual(rep, wantRep) {
 			// Name the first message that the two treat differently.
@@ -172,6 +209,54 @@ func FuzzHistory(f *testing.F) {
 		}
 		checkOwnStorage(t, msgs, copyBefore, out)
 	})
+}
+
+// checkSpans: for a tier with derived = "redact", no fingerprint of
+// withheld content is left anywhere in what is sent, placeholders aside;
+// every tool call's input is still valid JSON; and each placeholder note
+// points at its placeholder.
+func checkSpans(t *testing.T, pol *policy.Policy, in, out []session.Message) {
+	t.Helper()
+	tier, _ := pol.TierFor("any/model")
+	var fps []fingerprint
+	if tier.RedactsDerived() {
+		_, _, gs := history(in, "any/model", pol, Context{}, defaultLayout, true)
+		if d := derivedOf(gs, tier.Label); d != nil {
+			fps = d.fps
+		}
+	}
+	for _, m := range out {
+		for _, p := range m.Parts {
+			if p.Kind == session.PartToolCall && !json.Valid(p.Input) {
+				t.Fatalf("tool call input is not JSON after redaction: %s", p.Input)
+			}
+			if p.Redacted {
+				continue
+			}
+			p.EachUnit(func(u session.Unit) {
+				rest, at := "", 0
+				for _, f := range p.Filtered {
+					if f.Key != u.Key {
+						continue
+					}
+					if f.Start < at || f.End > len(u.Text) {
+						t.Fatalf("note %+v out of place in %q", f, u.Text)
+					}
+					if ph := u.Text[f.Start:f.End]; !strings.HasPrefix(ph, "[Content from ") && !strings.HasPrefix(ph, "[Secret filtered (") {
+						t.Fatalf("note %+v does not point at a placeholder: %q", f, ph)
+					}
+					rest += u.Text[at:f.Start] + "\x00"
+					at = f.End
+				}
+				rest += u.Text[at:]
+				for _, f := range fps {
+					if strings.Contains(rest, f.text) {
+						t.Fatalf("fingerprint %q of %s is sent: %q", f.text, f.path, u.Text)
+					}
+				}
+			})
+		}
+	}
 }
 
 // checkOwnStorage writes through every slice of each message of out, and

@@ -1,9 +1,12 @@
 package redact
 
 import (
+	"cmp"
 	"slices"
+	"strings"
 
 	"github.com/scrim-dev/scrim/policy"
+	"github.com/scrim-dev/scrim/secrets"
 	"github.com/scrim-dev/scrim/session"
 )
 
@@ -32,11 +35,15 @@ func reference(msgs []session.Message, model string, p *policy.Policy) ([]sessio
 		return session.Part{Kind: kind, Text: Placeholder(path, tier.Label), SourcePath: path, Redacted: true}
 	}
 	var out []session.Message
+	var stored []session.Message // the messages out holds copies of, in order
+	var withheld []withheldText  // for derived redaction: what the path rule withheld…
+	var allowedTexts []string    // …and what it let through from paths the tier may read
 	for _, m := range msgs {
 		if m.Role == session.RoleEvent {
 			rep.Events++
 			continue
 		}
+		order := int64(len(out)) << 16
 		_, unknown := m.Unknown()
 		var denied []string // in the order the paths are first met: sourcePaths, then parts
 		for _, path := range append(slices.Clone(m.Meta.SourcePaths), partPaths(m.Parts)...) {
@@ -47,6 +54,21 @@ func reference(msgs []session.Message, model string, p *policy.Policy) ([]sessio
 		whole := !m.Attributed() || slices.ContainsFunc(denied, func(path string) bool { return !carried(m.Parts, path) })
 		var parts []session.Part
 		redacted := false
+		tagged := len(m.Meta.SourcePaths) > 0 || m.Attributed()
+		for i, pt := range m.Parts {
+			switch {
+			case !tagged || pt.Kind == session.PartToolCall && whole:
+			case whole && len(denied) > 0:
+				withheld = append(withheld, withheldText{pt.Text, denied[0], order + int64(i)})
+			case whole && !unknown:
+				allowedTexts = append(allowedTexts, pt.Text)
+			case whole:
+			case pt.SourcePath != "" && !allowed(pt.SourcePath):
+				withheld = append(withheld, withheldText{pt.Text, pt.SourcePath, order + int64(i)})
+			case pt.SourcePath != "" && !unknown:
+				allowedTexts = append(allowedTexts, pt.Text)
+			}
+		}
 		switch {
 		case len(denied) == 0:
 			parts = slices.Clone(m.Parts)
@@ -97,6 +119,7 @@ func reference(msgs []session.Message, model string, p *policy.Policy) ([]sessio
 		} else if parts == nil {
 			parts = []session.Part{}
 		}
+		stored = append(stored, m)
 		m.Parts = parts
 		m.Meta.SourcePaths = slices.Clone(m.Meta.SourcePaths)
 		out = append(out, m)
@@ -105,5 +128,95 @@ func reference(msgs []session.Message, model string, p *policy.Policy) ([]sessio
 	if out == nil {
 		out = []session.Message{}
 	}
+	if tier.RedactsDerived() || tier.RedactsSecrets() {
+		var fps []fingerprint
+		if tier.RedactsDerived() {
+			fps = referenceFingerprints(withheld, allowedTexts, tier.Label)
+		}
+		referenceSpans(stored, out, fps, tier, &rep)
+	}
 	return out, rep
+}
+
+// referenceFingerprints is derived redaction's rule for what to look for:
+// every fingerprint of withheld content, with the path where it first
+// appears, unless content the tier may read has it too.
+func referenceFingerprints(withheld []withheldText, allowed []string, label string) []fingerprint {
+	slices.SortStableFunc(withheld, func(a, b withheldText) int { return cmp.Compare(a.order, b.order) })
+	also := map[string]bool{}
+	for _, a := range allowed {
+		eachFingerprint(a, func(fp string) { also[fp] = true })
+	}
+	seen := map[string]bool{}
+	var fps []fingerprint
+	for _, w := range withheld {
+		eachFingerprint(w.text, func(fp string) {
+			if !seen[fp] && !also[fp] {
+				fps = append(fps, fingerprint{text: fp, path: w.path, placeholder: Placeholder(w.path, label)})
+			}
+			seen[fp] = true
+		})
+	}
+	return fps
+}
+
+// referenceSpans replaces, in every unit of what is still content, each
+// occurrence of a fingerprint (found by plain search) and each credential.
+func referenceSpans(stored, out []session.Message, fps []fingerprint, tier *policy.Tier, rep *Report) {
+	var st spanTally
+	for k := range out {
+		m := &out[k]
+		changed, before := false, slices.ContainsFunc(m.Parts, func(p session.Part) bool { return p.Redacted })
+		m.Parts = slices.Clone(m.Parts)
+		for j := range m.Parts {
+			p := &m.Parts[j]
+			if p.Redacted {
+				continue
+			}
+			repl := map[int]string{}
+			var notes []session.Filtered
+			p.EachUnit(func(u session.Unit) {
+				var spans []span
+				for _, f := range fps {
+					for at := 0; ; {
+						i := strings.Index(u.Text[at:], f.text)
+						if i < 0 {
+							break
+						}
+						spans = append(spans, span{start: at + i, end: at + i + len(f.text), kind: "derived", path: f.path, placeholder: f.placeholder})
+						at += i + 1
+					}
+				}
+				if tier.RedactsSecrets() {
+					for _, sp := range secrets.ScanText(u.Text) {
+						spans = append(spans, span{start: sp.Start, end: sp.End, kind: "secret", rule: sp.Rule, placeholder: secrets.Placeholder(sp.Rule, tier.Label)})
+					}
+				}
+				if len(spans) == 0 {
+					return
+				}
+				spans = merge(spans, u.Text)
+				for _, sp := range spans {
+					st.count(sp)
+				}
+				text, ns := replace(u.Text, spans, u.Key)
+				notes = append(notes, ns...)
+				repl[u.Key] = text
+			})
+			if len(notes) == 0 {
+				continue
+			}
+			changed = true
+			if text, ok := repl[-1]; ok {
+				p.Text = text
+			} else {
+				p.Input = session.ReplaceUnits(p.Input, repl)
+			}
+			p.Filtered = notes
+		}
+		if changed && !before {
+			rep.RedactedMessages++
+		}
+	}
+	st.report(rep)
 }

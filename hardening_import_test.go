@@ -98,7 +98,7 @@ func TestAdversarialImport(t *testing.T) {
 }
 
 // importedSession finds the session made from file.
-func importedSession(t *testing.T, store, file string) string {
+func importedSession(t testing.TB, store, file string) string {
 	t.Helper()
 	st, err := session.Open(store)
 	must(t, err)

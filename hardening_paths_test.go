@@ -261,7 +261,7 @@ func fifo(t *testing.T, f *advFixture) {
 	must(t, syscall.Mkfifo(f.path("public/pipe"), 0o644))
 }
 
-func must(t *testing.T, err error) {
+func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/scrim-dev/scrim/policy"
+	"github.com/scrim-dev/scrim/secrets"
 	"github.com/scrim-dev/scrim/session"
 )
 
@@ -22,13 +23,16 @@ const (
 
 // benchPolicy has a 20-rule tier: 5 read and 15 deny patterns, like a real
 // cloud tier.
-func benchPolicy(b *testing.B, root string) *policy.Policy {
+func benchPolicy(b *testing.B, root string) *policy.Policy { return benchPolicyWith(b, root, "") }
+
+// benchPolicyWith is benchPolicy with extra tier keys.
+func benchPolicyWith(b *testing.B, root, keys string) *policy.Policy {
 	read := []string{root + "/**", "~/src/**", "/tmp/**", "/opt/project/**", "/srv/**"}
 	deny := []string{"**/.env", "**/.env.*", "**/*.pem", "**/*.key", "**/secrets/**", "**/id_rsa*",
 		"~/.ssh/**", "~/.aws/**", "**/*.p12", "**/credentials.json", "**/*.tfstate", "**/.netrc",
 		"**/private/**", "/etc/shadow", "**/*.keystore"}
 	q := func(s []string) string { return `"` + strings.Join(s, `", "`) + `"` }
-	text := fmt.Sprintf("default_tier = \"cloud\"\n[tiers.cloud]\nlabel = \"cloud\"\nread = [%s]\ndeny = [%s]\n", q(read), q(deny))
+	text := fmt.Sprintf("default_tier = \"cloud\"\n[tiers.cloud]\nlabel = \"cloud\"\nread = [%s]\ndeny = [%s]\n%s", q(read), q(deny), keys)
 	p, err := policy.Parse([]byte(text), filepath.Join(root, "policy.toml"))
 	if err != nil {
 		b.Fatal(err)
@@ -93,6 +97,52 @@ func BenchmarkHistory(b *testing.B) {
 			for b.Loop() {
 				out, rep := History(msgs, "anthropic/x", pol)
 				if len(out) != benchMessages || tc.tagged && rep.RedactedParts == 0 {
+					b.Fatalf("%d messages, %d redacted", len(out), rep.RedactedParts)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkHistorySpans is the 20 %-tagged history of BenchmarkHistory for
+// a tier with derived = "redact" and secrets = "redact", with the findings
+// already scanned (a preview after the first: they are kept in the store).
+// As in BenchmarkHistory, the denied files' content is one short line that
+// allowed files hold too: nothing to fingerprint. distinctive gives each
+// denied file a line and a token of its own, and has one message in fifty
+// quote one of them, so the automaton is built and runs over every part.
+func BenchmarkHistorySpans(b *testing.B) {
+	for _, distinctive := range []bool{false, true} {
+		name := "tagged20pct"
+		if distinctive {
+			name = "tagged20pct-quoted"
+		}
+		b.Run(name, func(b *testing.B) {
+			msgs, root := benchHistory(b, benchMessages, true)
+			if distinctive {
+				var denied []int
+				for i := range msgs {
+					m := &msgs[i]
+					if m.Role == session.RoleTool && strings.Contains(m.Meta.SourcePaths[0], "/secrets/") {
+						m.Parts[0].Text = fmt.Sprintf("     1\tAPI_TOKEN=tok-%06d-SECRET\n     2\tconst endpoint = \"https://vault-%d.internal/v1\"\n", i, i)
+						denied = append(denied, i)
+					}
+				}
+				for i := 1; i < len(msgs); i += 50 {
+					msgs[i].Parts = []session.Part{{Kind: session.PartText, Text: fmt.Sprintf("the token is tok-%06d-SECRET, see the config", denied[i%len(denied)])}}
+				}
+			}
+			pol := benchPolicyWith(b, root, "derived = \"redact\"\nsecrets = \"redact\"\n")
+			ctx := Context{Findings: secrets.ScanAll(msgs).Of}
+			_, rep := HistoryWith(msgs, "anthropic/x", pol, ctx)
+			if distinctive && rep.Derived == 0 {
+				b.Fatal("nothing derived: the benchmark measures nothing")
+			}
+			b.ReportAllocs()
+			defer cpuPerOp(b)()
+			for b.Loop() {
+				out, rep := HistoryWith(msgs, "anthropic/x", pol, ctx)
+				if len(out) != benchMessages || rep.RedactedParts == 0 {
 					b.Fatalf("%d messages, %d redacted", len(out), rep.RedactedParts)
 				}
 			}

@@ -4,9 +4,9 @@ import (
 	"cmp"
 	"slices"
 	"strings"
+	"sync"
 	"unsafe"
 
-	"github.com/cespare/xxhash/v2"
 	"github.com/coregx/ahocorasick"
 
 	"github.com/scrim-dev/scrim/policy"
@@ -19,17 +19,23 @@ import (
 type Derived struct {
 	label string
 	fps   []fingerprint
-	// The matcher looks for anchors: each fingerprint's first anchorLen
-	// bytes (all of it, when shorter). An anchor found is checked against
-	// the fingerprints that start with it, longest first. Anchors keep the
-	// automaton small however long the lines are: its size is bounded by
-	// anchorLen bytes a fingerprint.
+	// The matcher looks for anchors: anchorLen bytes from the middle of
+	// each fingerprint (all of it, when shorter). An anchor found is
+	// checked against the fingerprints it is the anchor of. Anchors keep the
+	// automaton small however long the lines are (its size is bounded by
+	// anchorLen bytes a fingerprint), and the middle of a line is where
+	// lines differ: code shares beginnings (`return fmt.Errorf(`) and
+	// endings, and anchors at the start made every such line of an allowed
+	// file a hit to check (measured: a third of a 20,000-message preview).
 	ac      *ahocorasick.Automaton
-	buckets [][]int32 // anchor → fingerprints, longest first
+	buckets [][]int32 // by anchor: fingerprints, longest first
 	shorter int       // the shortest fingerprint's length
 }
 
 const anchorLen = 16
+
+// anchorAt is where a fingerprint's anchor starts in it.
+func anchorAt(text string) int { return max(0, (len(text)-anchorLen)/2) }
 
 type fingerprint struct {
 	text string
@@ -60,25 +66,64 @@ func (d *Derived) Fingerprints() (texts, paths []string) {
 
 // candidates gathers fingerprints of withheld content, each kept with the
 // path of its first appearance (order: where the content is in the session,
-// so the result does not depend on how the work was shared out).
+// so the result does not depend on how the work was shared out), and
+// whether content the tier may read has it too.
 type candidates struct {
-	m map[string]candidate
+	m    map[string]*candidate
+	lens [maxFingerprint + 1]bool // the lengths of the candidates: most pieces have none of them
 }
 
 type candidate struct {
 	path  string
 	order int64
+	also  bool // in content the tier may read: not distinctive
 }
 
-func (c *candidates) add(text, path string, order int64) {
+// add adds text's fingerprints, and reports whether any was new.
+func (c *candidates) add(text, path string, order int64) bool {
 	if c.m == nil {
-		c.m = map[string]candidate{}
+		c.m = map[string]*candidate{}
 	}
+	added := false
 	eachFingerprint(text, func(fp string) {
-		if old, ok := c.m[fp]; !ok || order < old.order {
-			c.m[fp] = candidate{path, order}
+		if old, ok := c.m[fp]; !ok {
+			c.m[fp] = &candidate{path: path, order: order}
+			c.lens[len(fp)] = true
+			added = true
+		} else if order < old.order {
+			old.path, old.order = path, order
 		}
 	})
+	return added
+}
+
+// check marks the candidates that content the tier may read has too: the
+// texts of each of groups, on a core of its own.
+func (c *candidates) check(groups [][]string) {
+	if len(c.m) == 0 {
+		return
+	}
+	found := make([][]*candidate, len(groups))
+	var wg sync.WaitGroup
+	for i, texts := range groups {
+		wg.Go(func() {
+			for _, a := range texts {
+				eachCandidate(a, func(piece string) {
+					if len(piece) <= maxFingerprint && c.lens[len(piece)] {
+						if cand, ok := c.m[piece]; ok && !cand.also {
+							found[i] = append(found[i], cand)
+						}
+					}
+				})
+			}
+		})
+	}
+	wg.Wait()
+	for _, f := range found {
+		for _, cand := range f {
+			cand.also = true
+		}
+	}
 }
 
 // withheldText is a piece of withheld content of path; order is where it
@@ -88,18 +133,9 @@ type withheldText struct {
 	order      int64
 }
 
-// allowedSet holds the hashes of the fingerprints of content a tier may
-// read: hashes, so that streaming a session through a builder does not keep
-// its text alive.
-type allowedSet map[uint64]struct{}
-
-func (a allowedSet) add(text string) {
-	eachFingerprint(text, func(fp string) { a[xxhash.Sum64String(fp)] = struct{}{} })
-}
-
 // build turns candidates, less those also in content the tier may read,
 // into the matcher. No fingerprint: nil, and nothing to look for.
-func build(c *candidates, allowed func(string) bool, label string) *Derived {
+func build(c *candidates, label string) *Derived {
 	fps := make([]fingerprint, 0, len(c.m))
 	type ordered struct {
 		fingerprint
@@ -107,7 +143,7 @@ func build(c *candidates, allowed func(string) bool, label string) *Derived {
 	}
 	var all []ordered
 	for text, cand := range c.m {
-		if !allowed(text) {
+		if !cand.also {
 			all = append(all, ordered{fingerprint{text: text, path: cand.path}, cand.order})
 		}
 	}
@@ -135,7 +171,8 @@ func newDerived(fps []fingerprint, label string) *Derived {
 	index := map[string]int32{}
 	var anchors []string
 	for i, f := range fps {
-		a := f.text[:min(anchorLen, len(f.text))]
+		at := anchorAt(f.text)
+		a := f.text[at:min(at+anchorLen, len(f.text))]
 		k, ok := index[a]
 		if !ok {
 			k = int32(len(anchors))
@@ -168,8 +205,7 @@ type span struct {
 	placeholder string
 }
 
-// match appends to spans every occurrence in s of a fingerprint (the
-// longest, where several start at one place).
+// match appends to spans every occurrence in s of a fingerprint.
 func (d *Derived) match(s string, spans []span) []span {
 	if d == nil || len(s) < d.shorter {
 		return spans
@@ -178,9 +214,9 @@ func (d *Derived) match(s string, spans []span) []span {
 	for _, m := range d.ac.FindAllOverlapping(b) {
 		for _, i := range d.buckets[m.PatternID] {
 			f := &d.fps[i]
-			if strings.HasPrefix(s[m.Start:], f.text) {
-				spans = append(spans, span{start: m.Start, end: m.Start + len(f.text), kind: "derived", path: f.path, placeholder: f.placeholder})
-				break
+			start := m.Start - anchorAt(f.text)
+			if start >= 0 && start+len(f.text) <= len(s) && s[start:start+len(f.text)] == f.text {
+				spans = append(spans, span{start: start, end: start + len(f.text), kind: "derived", path: f.path, placeholder: f.placeholder})
 			}
 		}
 	}
@@ -188,23 +224,27 @@ func (d *Derived) match(s string, spans []span) []span {
 }
 
 // DerivedBuilder gathers a tier's fingerprints from a session read in
-// pieces (the TUI streams long sessions from the store): Add each piece, in
-// order, then Done.
+// pieces (the TUI streams long sessions from the store, and extends what it
+// gathered as a session grows): Add each piece, in order; when Stale says
+// so, Recheck the session from its start; then Done. Add checks the content
+// the tier may read in its piece against every fingerprint gathered so far,
+// but a fingerprint first met in a later piece was not checked against the
+// earlier ones: Recheck does that.
 type DerivedBuilder struct {
-	model   string
-	p       *policy.Policy
-	label   string
-	on      bool
-	cands   candidates
-	allowed allowedSet
-	order   int64
+	model string
+	p     *policy.Policy
+	label string
+	on    bool
+	cands candidates
+	order int64
+	stale bool
 }
 
 // NewDerivedBuilder starts gathering for model's tier. For a tier without
 // derived = "redact" it gathers nothing and Done returns nil.
 func NewDerivedBuilder(model string, p *policy.Policy) *DerivedBuilder {
 	tier, _ := p.TierFor(model)
-	b := &DerivedBuilder{model: model, p: p, on: tier.RedactsDerived(), allowed: allowedSet{}}
+	b := &DerivedBuilder{model: model, p: p, on: tier.RedactsDerived()}
 	if tier != nil {
 		b.label = tier.Label
 	}
@@ -216,14 +256,33 @@ func (b *DerivedBuilder) Add(msgs []session.Message) {
 	if !b.on || len(msgs) == 0 {
 		return
 	}
-	g := gather(msgs, b.model, b.p, defaultLayout)
-	for _, w := range g.withheld {
-		b.cands.add(w.text, w.path, b.order+w.order)
+	gs := gatherAll(msgs, b.model, b.p)
+	added := false
+	for _, g := range gs {
+		for _, w := range g.withheld {
+			added = b.cands.add(w.text, w.path, b.order+w.order) || added
+		}
 	}
-	for _, a := range g.allowed {
-		b.allowed.add(a)
-	}
+	b.stale = b.stale || added && b.order > 0
+	b.cands.check(allowedOf(gs))
 	b.order += int64(len(msgs)) << 16
+}
+
+// Stale reports whether fingerprints were found after content they were
+// not checked against: the pieces added so far must go through Recheck.
+func (b *DerivedBuilder) Stale() bool { return b.stale }
+
+// Recheck checks msgs, pieces of the session up to the last one added, read
+// again from the start, against every fingerprint gathered. Once all of
+// them have been through it, the builder is no longer stale.
+func (b *DerivedBuilder) Recheck(msgs []session.Message, last bool) {
+	if !b.on || len(msgs) == 0 {
+		return
+	}
+	b.cands.check(allowedOf(gatherAll(msgs, b.model, b.p)))
+	if last {
+		b.stale = false
+	}
 }
 
 // Done returns the fingerprints gathered: nil when there are none.
@@ -231,10 +290,7 @@ func (b *DerivedBuilder) Done() *Derived {
 	if !b.on {
 		return nil
 	}
-	return build(&b.cands, func(fp string) bool {
-		_, ok := b.allowed[xxhash.Sum64String(fp)]
-		return ok
-	}, b.label)
+	return build(&b.cands, b.label)
 }
 
 // PrepareDerived gathers the fingerprints of model's tier from a whole

@@ -38,7 +38,15 @@ const (
 
 // eachFingerprint calls fn with every fingerprint of text, in order; a
 // fingerprint may come more than once.
-func eachFingerprint(text string, fn func(string)) {
+func eachFingerprint(text string, fn func(string)) { eachPiece(text, false, fn) }
+
+// eachCandidate calls fn with every piece of text that could be a
+// fingerprint: the same cuts without the tests of distinctiveness, a
+// superset that is cheaper to make. It is what content the tier may read is
+// checked with: a fingerprint among its pieces does not count.
+func eachCandidate(text string, fn func(string)) { eachPiece(text, true, fn) }
+
+func eachPiece(text string, loose bool, fn func(string)) {
 	for text != "" {
 		line := text
 		if i := strings.IndexByte(text, '\n'); i >= 0 {
@@ -46,27 +54,27 @@ func eachFingerprint(text string, fn func(string)) {
 		} else {
 			text = ""
 		}
-		lineFingerprints(line, fn)
+		lineFingerprints(line, loose, fn)
 	}
 }
 
-func lineFingerprints(line string, fn func(string)) {
+func lineFingerprints(line string, loose bool, fn func(string)) {
 	line = strings.TrimSpace(stripLineNumber(line))
 	if line == "" {
 		return
 	}
-	if len(line) >= minLine && len(line) <= maxFingerprint && alnums(line, minLineAlnum) {
+	if len(line) >= minLine && len(line) <= maxFingerprint && (loose || alnums(line, minLineAlnum)) {
 		fn(line)
 	}
 	words := line
 	if v, ok := assignedValue(line); ok {
-		if distinctive(v, minValue) {
+		if loose && len(v) >= minValue || distinctive(v, minValue) {
 			fn(v)
 		}
 		words = v // the key is a name: only the value's words count
 	}
-	quoted(words, fn)
-	wordFingerprints(words, fn)
+	quoted(words, loose, fn)
+	wordFingerprints(words, loose, fn)
 }
 
 // stripLineNumber takes off the line number a reading tool put in front of
@@ -135,7 +143,7 @@ func assignedValue(line string) (string, bool) {
 }
 
 // quoted calls fn with each distinctive string between matching quotes.
-func quoted(s string, fn func(string)) {
+func quoted(s string, loose bool, fn func(string)) {
 	for {
 		i := strings.IndexAny(s, "\"'`")
 		if i < 0 {
@@ -146,7 +154,7 @@ func quoted(s string, fn func(string)) {
 		if j < 0 {
 			return
 		}
-		if v := s[i+1 : i+1+j]; distinctive(v, minQuoted) {
+		if v := s[i+1 : i+1+j]; loose && len(v) >= minQuoted || distinctive(v, minQuoted) {
 			fn(v)
 		}
 		s = s[i+1+j+1:]
@@ -155,7 +163,7 @@ func quoted(s string, fn func(string)) {
 
 // wordFingerprints calls fn with the long identifiers and the key-like words
 // of s.
-func wordFingerprints(s string, fn func(string)) {
+func wordFingerprints(s string, loose bool, fn func(string)) {
 	for i := 0; i < len(s); {
 		if !isWord(s[i]) {
 			i++
@@ -165,8 +173,8 @@ func wordFingerprints(s string, fn func(string)) {
 		for j < len(s) && isWord(s[j]) {
 			j++
 		}
-		word := strings.Trim(s[i:j], ".:-")
-		if len(word) >= minEntropyWord && letterAndDigit(word) && entropy(word) >= minEntropy {
+		word := trimPunct(s[i:j])
+		if len(word) >= minEntropyWord && (loose || letterAndDigit(word) && entropy(word) >= minEntropy) {
 			fn(word)
 		}
 		identifiers(s[i:j], fn)
@@ -262,4 +270,16 @@ func entropy(s string) float64 {
 		}
 	}
 	return h
+}
+
+// trimPunct takes the dots, colons and dashes off both ends of a word (a
+// sentence's full stop, a label's colon).
+func trimPunct(w string) string {
+	for w != "" && (w[0] == '.' || w[0] == ':' || w[0] == '-') {
+		w = w[1:]
+	}
+	for w != "" && (w[len(w)-1] == '.' || w[len(w)-1] == ':' || w[len(w)-1] == '-') {
+		w = w[:len(w)-1]
+	}
+	return w
 }

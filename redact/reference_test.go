@@ -145,7 +145,7 @@ func referenceFingerprints(withheld []withheldText, allowed []string, label stri
 	slices.SortStableFunc(withheld, func(a, b withheldText) int { return cmp.Compare(a.order, b.order) })
 	also := map[string]bool{}
 	for _, a := range allowed {
-		eachFingerprint(a, func(fp string) { also[fp] = true })
+		eachCandidate(a, func(fp string) { also[fp] = true })
 	}
 	seen := map[string]bool{}
 	var fps []fingerprint

@@ -99,6 +99,23 @@ func (x *contexts) fingerprints(st *session.Store, pol *policy.Policy, sid, mode
 		return nil, err
 	}
 	flush()
+	if e.b.Stale() {
+		// Fingerprints met late: check them against the content before.
+		var pending []session.Message
+		_, err = st.Scan(sid, 1, h.Count, func(m *session.Message) error {
+			pending = append(pending, *m)
+			if len(pending) == countChunk {
+				e.b.Recheck(pending, m.Seq == h.Count)
+				pending = pending[:0]
+			}
+			return nil
+		})
+		if err != nil {
+			e.err = err
+			return nil, err
+		}
+		e.b.Recheck(pending, true)
+	}
 	e.upto = h.Count
 	e.d = e.b.Done()
 	return e.d, nil

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scrim-dev/scrim/redact"
 	"github.com/scrim-dev/scrim/runner"
 	"github.com/scrim-dev/scrim/session"
 )
@@ -131,6 +132,38 @@ func inputOf(msgs []session.Message, callID string) []byte {
 		}
 	}
 	return nil
+}
+
+// TestDemoShowsDerivedAndSecrets: the demo's limited tier replaces the
+// quote of .env, the grep pattern that repeats it and the log's token; the
+// trusted tier gets them all.
+func TestDemoShowsDerivedAndSecrets(t *testing.T) {
+	isolate(t)
+	d := seededDemo(t)
+	msgs := demoMessages(t, d, "Quotes, commands and credentials")
+	ws, _ := filepath.EvalSymlinks(d.workspace)
+	sent := func(model string) (string, redact.Report) {
+		req := runner.Build(msgs, "s", model, d.pol)
+		var b strings.Builder
+		for _, m := range req.History {
+			for _, p := range m.Parts {
+				b.WriteString(p.Text + string(p.Input) + "\n")
+			}
+		}
+		return b.String(), req.Report
+	}
+	limited, rep := sent("demo/limited")
+	for _, leak := range []string{"sk-demo-local-0000-NOT-REAL", "hunter2", "glpat-"} {
+		if strings.Contains(limited, leak) {
+			t.Fatalf("limited is sent %q:\n%s", leak, limited)
+		}
+	}
+	if rep.Derived < 3 || rep.Secrets != 1 || len(rep.DerivedFrom) != 1 || rep.DerivedFrom[0].Path != filepath.Join(ws, ".env") || rep.SecretRules[0].Rule != "gitlab-pat" {
+		t.Fatalf("report %+v", rep)
+	}
+	if trusted, rep := sent("demo/trusted"); !strings.Contains(trusted, "glpat-") || !strings.Contains(trusted, "hunter2") || rep.Derived+rep.Secrets != 0 {
+		t.Fatalf("trusted is not sent everything: %+v", rep)
+	}
 }
 
 func TestDemoReadThroughTheSymlinkRecordsTheTarget(t *testing.T) {

@@ -28,9 +28,26 @@ type Derived struct {
 	// endings, and anchors at the start made every such line of an allowed
 	// file a hit to check (measured: a third of a 20,000-message preview).
 	ac      *ahocorasick.Automaton
-	buckets [][]int32 // by anchor: fingerprints, longest first
-	shorter int       // the shortest fingerprint's length
+	buckets []bucket // by anchor
+	shorter int      // the shortest fingerprint's length
 }
+
+// bucket is the fingerprints of one anchor. Most hold one or a few, checked
+// one by one; generated or repetitive content (a thousand `KEY_n=…` lines)
+// puts many behind one anchor, and those are looked up by their text, one
+// lookup for each place and length they have.
+type bucket struct {
+	few    []int32 // when there are few
+	groups []group // when there are many
+}
+
+type group struct {
+	at, n int // where the anchor is in these fingerprints, and their length
+	fps   map[string]int32
+}
+
+// manyFingerprints is where a bucket stops comparing one by one.
+const manyFingerprints = 8
 
 const anchorLen = 16
 
@@ -178,15 +195,27 @@ func newDerived(fps []fingerprint, label string) *Derived {
 			k = int32(len(anchors))
 			index[a] = k
 			anchors = append(anchors, a)
-			d.buckets = append(d.buckets, nil)
+			d.buckets = append(d.buckets, bucket{})
 		}
-		d.buckets[k] = append(d.buckets[k], int32(i))
+		d.buckets[k].few = append(d.buckets[k].few, int32(i))
 		d.shorter = min(d.shorter, len(f.text))
 	}
-	for _, b := range d.buckets {
-		slices.SortFunc(b, func(x, y int32) int {
-			return cmp.Or(cmp.Compare(len(fps[y].text), len(fps[x].text)), cmp.Compare(x, y))
-		})
+	for k := range d.buckets {
+		b := &d.buckets[k]
+		if len(b.few) <= manyFingerprints {
+			continue
+		}
+		for _, i := range b.few {
+			t := fps[i].text
+			at := anchorAt(t)
+			j := slices.IndexFunc(b.groups, func(g group) bool { return g.at == at && g.n == len(t) })
+			if j < 0 {
+				b.groups = append(b.groups, group{at: at, n: len(t), fps: map[string]int32{}})
+				j = len(b.groups) - 1
+			}
+			b.groups[j].fps[t] = i
+		}
+		b.few = nil
 	}
 	ac, err := ahocorasick.NewBuilder().AddStrings(anchors).Build()
 	if err != nil {
@@ -211,12 +240,25 @@ func (d *Derived) match(s string, spans []span) []span {
 		return spans
 	}
 	b := unsafe.Slice(unsafe.StringData(s), len(s)) // read only
+	add := func(start int, i int32) {
+		f := &d.fps[i]
+		spans = append(spans, span{start: start, end: start + len(f.text), kind: "derived", path: f.path, placeholder: f.placeholder})
+	}
 	for _, m := range d.ac.FindAllOverlapping(b) {
-		for _, i := range d.buckets[m.PatternID] {
-			f := &d.fps[i]
-			start := m.Start - anchorAt(f.text)
-			if start >= 0 && start+len(f.text) <= len(s) && s[start:start+len(f.text)] == f.text {
-				spans = append(spans, span{start: start, end: start + len(f.text), kind: "derived", path: f.path, placeholder: f.placeholder})
+		bk := &d.buckets[m.PatternID]
+		for _, i := range bk.few {
+			t := d.fps[i].text
+			start := m.Start - anchorAt(t)
+			if start >= 0 && start+len(t) <= len(s) && s[start:start+len(t)] == t {
+				add(start, i)
+			}
+		}
+		for _, g := range bk.groups {
+			start := m.Start - g.at
+			if start >= 0 && start+g.n <= len(s) {
+				if i, ok := g.fps[s[start:start+g.n]]; ok {
+					add(start, i)
+				}
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package redact
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -243,5 +244,51 @@ func TestDerivedAndSecretsOnRealToolResults(t *testing.T) {
 	})
 	if strings.Contains(all, "tok-SECRET-12345") {
 		t.Fatal("the token reaches the limited tier somewhere")
+	}
+}
+
+// TestMatchManyBehindOneAnchor: generated content puts many fingerprints
+// behind one anchor (the middle of a thousand alike lines); each is still
+// found exactly where it is, as a plain search finds it.
+func TestMatchManyBehindOneAnchor(t *testing.T) {
+	var fps []fingerprint
+	for i := range 40 {
+		// Lengths and places of the anchor vary; the middle is shared.
+		text := fmt.Sprintf("KEY_%02d=", i) + "shared-middle-part-of-the-value" + fmt.Sprintf("-%02d", i)
+		if i%4 == 0 {
+			text = "<" + text + ">" // another length and place behind the same anchor
+		}
+		fps = append(fps, fingerprint{text: text, path: "/p", placeholder: "[P]"})
+	}
+	seen := map[string]bool{}
+	var unique []fingerprint
+	for _, f := range fps {
+		if !seen[f.text] {
+			seen[f.text] = true
+			unique = append(unique, f)
+		}
+	}
+	d := newDerived(unique, "x")
+	if len(d.buckets) != 1 || len(d.buckets[0].groups) != 2 {
+		t.Fatalf("the fingerprints do not share anchors as meant: %d buckets", len(d.buckets))
+	}
+	hay := "noise " + unique[3].text + " and " + unique[17].text + "\n" + unique[3].text[1:] + " " + unique[len(unique)-1].text
+	got := map[[2]int]bool{}
+	for _, sp := range d.match(hay, nil) {
+		got[[2]int{sp.start, sp.end}] = true
+	}
+	want := map[[2]int]bool{}
+	for _, f := range unique {
+		for at := 0; ; {
+			i := strings.Index(hay[at:], f.text)
+			if i < 0 {
+				break
+			}
+			want[[2]int{at + i, at + i + len(f.text)}] = true
+			at += i + 1
+		}
+	}
+	if !reflect.DeepEqual(got, want) || len(want) < 3 {
+		t.Fatalf("got %v, want %v", got, want)
 	}
 }

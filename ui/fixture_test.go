@@ -27,6 +27,8 @@ read  = ["/**"]
 label = "limited"
 read  = ["/demo/**"]
 deny  = ["/demo/secrets/**", "/demo/.env"]
+derived = "redact"
+secrets = "redact"
 
 [tiers.public]
 label = "public"

@@ -114,6 +114,12 @@ func readPage(x *contexts, st *session.Store, pol *policy.Policy, sid string, ge
 	first := idx*pageSize + 1
 	msgs, _, err := st.Range(sid, first, first+pageSize-1)
 	pm := pageMsg{sid: sid, gen: gen, idx: idx, model: model, msgs: msgs, err: err}
+	if err == nil && !x.ready(st, pol, sid, model) {
+		// The stored side now; the sent side once the session's
+		// fingerprints are gathered (rebuildStale builds it).
+		pm.model = ""
+		return pm
+	}
 	if err == nil {
 		var req runner.Request
 		req, pm.err = x.build(st, pol, sid, model, msgs)
@@ -306,10 +312,18 @@ func (t *transcript) applyRebuild(rm rebuildMsg) {
 	if rm.model != t.c.model {
 		return
 	}
+	// Heights change with the sent side: a view at the end stays there
+	// (pages shown while the session's fingerprints were gathered had none).
+	last, _ := t.last()
+	atEnd := t.sel != 0 && t.sel == last
 	for idx, hist := range rm.hists {
 		if p := t.pages[idx]; p != nil {
 			p.setSent(hist, rm.model)
 		}
+	}
+	if atEnd {
+		t.end()
+		return
 	}
 	t.clampEnd()
 }

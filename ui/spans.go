@@ -57,6 +57,30 @@ func (x *contexts) context(st *session.Store, pol *policy.Policy, sid, model str
 	return ctx, err
 }
 
+// ready reports whether pages of session sid can be built for model now,
+// without waiting for the session's fingerprints to be gathered: when its
+// tier does not redact derived content, or they are gathered up to the
+// session's end. A page that is not ready is shown as still computing, and
+// built (by a rebuild, off the UI's thread) once they are.
+func (x *contexts) ready(st *session.Store, pol *policy.Policy, sid, model string) bool {
+	tier, _ := pol.TierFor(model)
+	if st == nil || !tier.RedactsDerived() {
+		return true
+	}
+	x.mu.Lock()
+	e := x.derived[countKey{sid, model}]
+	x.mu.Unlock()
+	if e == nil || !e.mu.TryLock() {
+		return false // not started, or being gathered
+	}
+	defer e.mu.Unlock()
+	if e.err != nil {
+		return true // the build says why
+	}
+	h, err := st.Get(sid)
+	return err != nil || e.upto >= h.Count
+}
+
 // fingerprints returns the tier's fingerprints of the whole of session sid
 // as stored now: content withheld later in a session (a file read after the
 // user pasted it) counts as much as content withheld earlier.

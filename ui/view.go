@@ -228,8 +228,12 @@ func (m *Model) statusLine() string {
 		parts = append(parts, "counting redactions…")
 	} else {
 		s := fmt.Sprintf("%d of %d messages redacted · %s denied", len(c.redacted), t.count, plural(len(c.denied), "path", "paths"))
-		if tier, _ := m.c.pol.TierFor(m.c.model); tier.RedactsDerived() || tier.RedactsSecrets() {
-			s += fmt.Sprintf(" · %d derived · %s", c.derived, plural(c.secrets, "secret", "secrets"))
+		// Only when there are any: a narrow status line has no room to spare.
+		if c.derived > 0 {
+			s += fmt.Sprintf(" · %d derived", c.derived)
+		}
+		if c.secrets > 0 {
+			s += " · " + plural(c.secrets, "secret", "secrets")
 		}
 		s += fmt.Sprintf(" · %d of unknown source", c.unknown)
 		if c.upto < t.count {

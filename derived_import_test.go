@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/scrim-dev/scrim/session"
 )
 
 // The three cases on imported sessions of both agents, through the
@@ -103,6 +105,14 @@ func TestDerivedAndSecretsOnImportedSessions(t *testing.T) {
 			}
 			id := importedSession(t, store, file)
 
+			// A tier that asks for neither costs no scan: nothing is kept.
+			if _, stderr, code := scrim(t, "", "--store", store, "--policy", pol, "redact", id, "--model", "demo/trusted"); code != exitOK {
+				t.Fatalf("redact: exit %d: %s", code, stderr)
+			}
+			if n := scanRecords(t, store, id); n != 0 {
+				t.Fatalf("%d scan records after previewing a tier without secrets = \"redact\"", n)
+			}
+
 			limited, stderr, code := scrim(t, "", "--store", store, "--policy", pol, "redact", id, "--model", "openai/limited", "--format", "json")
 			if code != exitOK {
 				t.Fatalf("redact: exit %d: %s", code, stderr)
@@ -183,6 +193,9 @@ func TestDerivedAndSecretsOnImportedSessions(t *testing.T) {
 					t.Fatalf("a placeholder reached the store: %s", sc.Text())
 				}
 			}
+			if n := scanRecords(t, store, id); n == 0 {
+				t.Fatal("the limited preview kept no findings")
+			}
 			// A second preview reads the stored findings and says the same.
 			again, _, _ := scrim(t, "", "--store", store, "--policy", pol, "redact", id, "--model", "openai/limited", "--format", "json")
 			if again != limited {
@@ -190,4 +203,14 @@ func TestDerivedAndSecretsOnImportedSessions(t *testing.T) {
 			}
 		})
 	}
+}
+
+func scanRecords(t *testing.T, store, id string) int {
+	t.Helper()
+	st, err := session.Open(store)
+	must(t, err)
+	defer st.Close()
+	n := 0
+	must(t, st.ScanRecords(id, 1, 1<<40, func(uint64, []byte) error { n++; return nil }))
+	return n
 }

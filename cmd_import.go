@@ -40,8 +40,10 @@ which files each tool result's content came from.
 
 PATH is a transcript file or a folder searched recursively for *.jsonl files;
 without PATH, ~/.claude/projects or ~/.codex/sessions. Importing a file again
-adds only the lines it gained since; a file that was rewritten replaces its
-sessions. Each file prints one summary line.`,
+adds only the lines it gained since (after any messages added in scrim); a
+file that was rewritten is imported afresh, replacing its old sessions only
+where they hold nothing but what was imported: a session with messages added
+in scrim is kept as it is. Each file prints one summary line.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.runImport(args[0], args[1:])

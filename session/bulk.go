@@ -142,6 +142,16 @@ func (b *Bulk) Reserve(id string) uint64 {
 	return seq
 }
 
+// Count is what session id's message count will be when the import
+// commits; ok is false for a session the import has not taken up.
+func (b *Bulk) Count(id string) (n uint64, ok bool) {
+	bs := b.sessions[id]
+	if bs == nil {
+		return 0, false
+	}
+	return bs.next - 1, true
+}
+
 // Put writes m, whose SessionID and a reserved Seq must be set. ID and
 // CreatedAt are filled in when empty. m is encoded at once and not kept.
 func (b *Bulk) Put(m *Message) error {

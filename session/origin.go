@@ -26,6 +26,14 @@ type Origin struct {
 	// State is the importer's own continuation state (open tool calls…).
 	State      json.RawMessage `json:"state,omitempty"`
 	ImportedAt time.Time       `json:"importedAt"`
+	// Counts is each session's message count when this import committed,
+	// by session key: messages beyond it were added in scrim (a send, a
+	// tool run), not imported. Added sums those, by key, over all the
+	// imports of the file; AddedKnown says Added is complete (false for a
+	// record that an older scrim wrote without counts).
+	Counts     map[string]uint64 `json:"counts,omitempty"`
+	Added      map[string]uint64 `json:"added,omitempty"`
+	AddedKnown bool              `json:"addedKnown,omitempty"`
 }
 
 func originKey(file string) []byte { return []byte("o/" + file) }
@@ -79,4 +87,10 @@ func (s *Store) Origins() ([]Origin, error) {
 		return nil
 	})
 	return out, err
+}
+
+// PutOrigin writes a file's import record as it is (scrim check --repair
+// copies them into a fresh store).
+func (s *Store) PutOrigin(o *Origin) error {
+	return s.db.Update(func(txn *badger.Txn) error { return putOrigin(txn, o) })
 }

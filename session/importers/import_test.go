@@ -201,3 +201,116 @@ func TestLongAndBrokenLines(t *testing.T) {
 		t.Errorf("big result: %d bytes from %q", len(got.Text), got.SourcePath)
 	}
 }
+
+// A session that scrim added to is never replaced or changed by an import:
+// when its transcript is rewritten (Claude Code's /rewind, compaction) the
+// transcript goes to a new session and the old one is kept whole, and a
+// grown transcript's new lines follow what was added, saying so.
+func TestImportKeepsWhatScrimAdded(t *testing.T) {
+	st := importtest.Store(t)
+	file := filepath.Join(t.TempDir(), "s.jsonl")
+	line := func(uuid, text string) string {
+		return `{"type":"user","cwd":"/w","message":{"role":"user","content":"` + text + `"},"uuid":"` + uuid + `","timestamp":"2025-01-01T00:00:00Z"}` + "\n"
+	}
+	os.WriteFile(file, []byte(line("u1", "first question")), 0o600)
+	r1 := importFile(t, st, claude.Agent, file, claude.New)
+
+	// Work done in scrim: a prompt and an answer appended to the session.
+	added := []*session.Message{
+		{Role: session.RoleUser, Parts: []session.Part{{Kind: session.PartText, Text: "asked in scrim"}}},
+		{Role: session.RoleAssistant, Model: "ollama/x", Parts: []session.Part{{Kind: session.PartText, Text: "answered in scrim"}}},
+	}
+	if err := st.Append(r1.SessionID, added...); err != nil {
+		t.Fatal(err)
+	}
+	before, _, _ := st.Messages(r1.SessionID)
+
+	// The transcript grows: its new line goes after scrim's two.
+	os.WriteFile(file, []byte(line("u1", "first question")+line("u2", "second question")), 0o600)
+	r2 := importFile(t, st, claude.Agent, file, claude.New)
+	if !r2.Resumed || r2.After != 2 || !strings.Contains(r2.String(), "appended after the 2 messages added in scrim") {
+		t.Fatalf("grown: %+v %q", r2, r2.String())
+	}
+	grown, _, _ := st.Messages(r1.SessionID)
+	if len(grown) != 4 || grown[3].Text() != "second question" || grown[1].Text() != "asked in scrim" {
+		t.Fatalf("after growing: %v", texts(grown))
+	}
+
+	// The transcript is rewritten before what was imported: a new session;
+	// the old one is kept exactly as it was.
+	os.WriteFile(file, []byte(line("u9", "rewound question")), 0o600)
+	r3 := importFile(t, st, claude.Agent, file, claude.New)
+	if !r3.Replaced || r3.SessionID == r1.SessionID || len(r3.Kept) != 1 || r3.Kept[0].ID != r1.SessionID || r3.Kept[0].Added != 2 {
+		t.Fatalf("rewrite: %+v", r3)
+	}
+	want := "changed since the last import; imported as a new session: "
+	if s := r3.String(); !strings.Contains(s, want) || !strings.Contains(s, r1.SessionID+", which has 2 messages added in scrim, is kept") {
+		t.Fatalf("summary %q", s)
+	}
+	kept, _, err := st.Messages(r1.SessionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range before {
+		if i >= len(kept) || kept[i].ID != before[i].ID || kept[i].Text() != before[i].Text() || !kept[i].CreatedAt.Equal(before[i].CreatedAt) {
+			t.Fatalf("message %d of the kept session changed: %v", i+1, texts(kept))
+		}
+	}
+	if len(kept) != 4 {
+		t.Fatalf("kept session has %d messages, want 4", len(kept))
+	}
+	_, fresh := importtest.Session(t, st, "rewound question")
+	if len(fresh) != 1 {
+		t.Fatalf("new session: %v", texts(fresh))
+	}
+
+	// The new session, not added to, is replaced by the next rewrite as
+	// before; the kept one still stands.
+	os.WriteFile(file, []byte(line("u7", "again")), 0o600)
+	r4 := importFile(t, st, claude.Agent, file, claude.New)
+	if !r4.Replaced || len(r4.Kept) != 0 {
+		t.Fatalf("second rewrite: %+v", r4)
+	}
+	if _, err := st.Get(r3.SessionID); err == nil {
+		t.Error("the clean import session was not replaced")
+	}
+	if _, err := st.Get(r1.SessionID); err != nil {
+		t.Error("the kept session is gone")
+	}
+}
+
+// An import record that an older scrim wrote does not say what was added
+// to its sessions: a rewrite keeps them rather than guess.
+func TestImportKeepsSessionsOfOldRecords(t *testing.T) {
+	st := importtest.Store(t)
+	file := filepath.Join(t.TempDir(), "s.jsonl")
+	line := func(uuid, text string) string {
+		return `{"type":"user","cwd":"/w","message":{"role":"user","content":"` + text + `"},"uuid":"` + uuid + `","timestamp":"2025-01-01T00:00:00Z"}` + "\n"
+	}
+	os.WriteFile(file, []byte(line("u1", "first")), 0o600)
+	r1 := importFile(t, st, claude.Agent, file, claude.New)
+	rec, _, err := st.Origin(r1.File)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.Counts, rec.Added, rec.AddedKnown = nil, nil, false // as an older scrim wrote it
+	if err := st.PutOrigin(&rec); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(file, []byte(line("u2", "rewritten")), 0o600)
+	r2 := importFile(t, st, claude.Agent, file, claude.New)
+	if len(r2.Kept) != 1 || r2.Kept[0].Known || !strings.Contains(r2.String(), "which may hold messages added in scrim") {
+		t.Fatalf("%+v %q", r2, r2.String())
+	}
+	if _, err := st.Get(r1.SessionID); err != nil {
+		t.Fatal("the old session is gone")
+	}
+}
+
+func texts(msgs []session.Message) []string {
+	var out []string
+	for i := range msgs {
+		out = append(out, msgs[i].Text())
+	}
+	return out
+}

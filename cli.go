@@ -64,7 +64,15 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	a := &app{stdin: stdin, stdout: stdout, stderr: stderr}
 	defer func() {
 		if r := recover(); r != nil {
-			fmt.Fprintf(stderr, "scrim: internal error: %v (please report this)\n", r)
+			// One line, never a trace: a panic is a bug of scrim's or of a
+			// library's, and a damaged store is the likeliest cause of one
+			// inside Badger.
+			where := "scrim check"
+			if a.store != nil {
+				where += " " + a.store.Dir()
+			}
+			fmt.Fprintf(stderr, "scrim: internal error: %s (please report this; if the session store may be damaged, %s tells what can be recovered)\n",
+				oneLine(ui.Inert(fmt.Sprint(r))), where)
 			code = exitError
 		}
 		if a.store != nil {
@@ -82,6 +90,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	cmd, err := root.ExecuteC()
 	if err == nil {
 		return exitOK
+	}
+	var de *session.DamagedError
+	if errors.As(err, &de) && de.Dir == "" && a.store != nil {
+		de.Dir = a.store.Dir() // the store layer did not know which folder
 	}
 	msg := oneLine(err.Error())
 	var ee *exitErr

@@ -347,7 +347,7 @@ func (b *Bulk) commitRevisions(txn *badger.Txn) error {
 			return fmt.Errorf("revise session %s message %d: %w", r.id, r.seq, err)
 		}
 		var m Message
-		if err := item.Value(func(v []byte) error { return json.Unmarshal(v, &m) }); err != nil {
+		if err := b.s.value(item, func(v []byte) error { return json.Unmarshal(v, &m) }); err != nil {
 			return fmt.Errorf("revise session %s message %d: %w", r.id, r.seq, err)
 		}
 		r.fn(&m)

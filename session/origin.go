@@ -61,7 +61,7 @@ func (s *Store) Origin(file string) (o Origin, ok bool, err error) {
 			return err
 		}
 		ok = true
-		return item.Value(func(v []byte) error { return json.Unmarshal(v, &o) })
+		return s.value(item, func(v []byte) error { return json.Unmarshal(v, &o) })
 	})
 	if err != nil {
 		return Origin{}, false, fmt.Errorf("read import record of %s: %w", file, err)
@@ -79,7 +79,7 @@ func (s *Store) Origins() ([]Origin, error) {
 		defer it.Close()
 		for it.Rewind(); it.Valid(); it.Next() {
 			var o Origin
-			if err := it.Item().Value(func(v []byte) error { return json.Unmarshal(v, &o) }); err != nil {
+			if err := s.value(it.Item(), func(v []byte) error { return json.Unmarshal(v, &o) }); err != nil {
 				continue // an unreadable record only costs a re-import
 			}
 			out = append(out, o)

@@ -124,7 +124,7 @@ func (s *Store) records(id string, from, to uint64, sized func(first, n uint64),
 				missed = append(missed, missing(id, next, seq-1))
 			}
 			next = seq + 1
-			if err := item.Value(func(v []byte) error { return fn(seq, v) }); err != nil {
+			if err := s.value(item, func(v []byte) error { return fn(seq, v) }); err != nil {
 				return err
 			}
 		}

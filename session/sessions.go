@@ -102,7 +102,7 @@ func getHeader(txn *badger.Txn, id string) (Header, error) {
 	if err != nil {
 		return h, err
 	}
-	return h, item.Value(func(v []byte) error { return decodeHeader(id, v, &h) })
+	return h, checkedValue(item, func(v []byte) error { return decodeHeader(id, v, &h) })
 }
 
 func decodeHeader(id string, v []byte, h *Header) error {
@@ -209,7 +209,7 @@ func (s *Store) List() ([]Header, []DecodeError, error) {
 			item := it.Item()
 			id := string(item.Key()[len("s/"):])
 			var h Header
-			err := item.Value(func(v []byte) error { return decodeHeader(id, v, &h) })
+			err := s.value(item, func(v []byte) error { return decodeHeader(id, v, &h) })
 			var de DecodeError
 			switch {
 			case errors.As(err, &de):

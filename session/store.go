@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
+	bopts "github.com/dgraph-io/badger/v4/options"
 )
 
 // SchemaVersion is the store layout this build writes and reads.
@@ -88,7 +89,12 @@ func options(dir string) badger.Options {
 		WithValueLogFileSize(64 << 20).
 		WithNumCompactors(2).
 		WithNumLevelZeroTables(4).
-		WithNumLevelZeroTablesStall(8)
+		WithNumLevelZeroTablesStall(8).
+		// Every read is checked: a block of a table when it is read, a
+		// value from the value log when it is read. Badger checks neither
+		// by default, and a flipped byte then changes stored text silently.
+		WithChecksumVerificationMode(bopts.OnBlockRead).
+		WithVerifyValueChecksum(true)
 }
 
 // Open opens (creating if needed) the store in dir. It refuses a folder held
@@ -109,13 +115,19 @@ func Open(dir string) (*Store, error) {
 		lk.unlock()
 		return nil, err
 	}
-	db, err := badger.Open(options(dir))
+	if err := checkManifest(dir); err != nil {
+		lk.unlock()
+		return nil, err
+	}
+	db, err := openBadger(dir, false)
 	if err != nil {
 		lk.unlock()
-		if strings.Contains(err.Error(), "Cannot acquire directory lock") {
-			return nil, fmt.Errorf("session store %s is %w", dir, ErrInUse)
-		}
-		return nil, fmt.Errorf("open session store %s: %s", dir, oneLine(err.Error()))
+		return nil, openFailure(dir, err)
+	}
+	if err := verifyTables(dir, db); err != nil {
+		db.Close()
+		lk.unlock()
+		return nil, err
 	}
 	s := &Store{db: db, dir: dir, lock: lk, Now: time.Now}
 	if err := s.checkVersion(); err != nil {
@@ -299,4 +311,15 @@ func (k *keyedMutex) lock(key string) (unlock func()) {
 		}
 		k.mu.Unlock()
 	}
+}
+
+// openBadger is badger.Open, with a panic (a table or log Badger cannot
+// parse, met on this goroutine) returned as an error.
+func openBadger(dir string, readOnly bool) (db *badger.DB, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	return badger.Open(options(dir).WithReadOnly(readOnly))
 }

@@ -1,0 +1,154 @@
+package session
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/dgraph-io/badger/v4"
+)
+
+// ErrDamaged is what every error about a store whose files are damaged
+// wraps: a checksum that does not match, a file Badger cannot parse.
+var ErrDamaged = errors.New("session store is damaged")
+
+// DamagedError says a store is damaged and what gave it away, in one line,
+// with the way to find out more.
+type DamagedError struct {
+	Dir  string
+	What string
+}
+
+func (e *DamagedError) Error() string {
+	if e.Dir == "" {
+		return fmt.Sprintf("the session store is damaged (%s): scrim check tells what can be recovered", e.What)
+	}
+	return fmt.Sprintf("session store %s is damaged (%s): scrim check %s tells what can be recovered", e.Dir, e.What, e.Dir)
+}
+
+func (e *DamagedError) Unwrap() error { return ErrDamaged }
+
+func damaged(dir, format string, a ...any) error {
+	return &DamagedError{Dir: dir, What: oneLine(fmt.Sprintf(format, a...))}
+}
+
+// openFailure turns an error of badger.Open into what to tell the user. A
+// folder that is locked, not permitted, or on a full or read-only disk is
+// not damaged; anything else Badger cannot open (a manifest or key
+// registry whose checksum or magic does not match, a table or value log it
+// cannot parse) is.
+func openFailure(dir string, err error) error {
+	msg := oneLine(err.Error())
+	switch {
+	case strings.Contains(msg, "Cannot acquire directory lock"):
+		return fmt.Errorf("session store %s is %w", dir, ErrInUse)
+	case errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EROFS),
+		errors.Is(err, syscall.EDQUOT), strings.Contains(msg, "no space left"), strings.Contains(msg, "read-only file system"),
+		strings.Contains(msg, "permission denied"):
+		return fmt.Errorf("open session store %s: %s", dir, msg)
+	}
+	return damaged(dir, "%s", strings.ReplaceAll(msg, dir+"/", ""))
+}
+
+// verifyTables checks the checksum of every block of every table: Badger
+// checks a block when it reads one, but an iterator that meets a bad block
+// just stops, so a damaged table would read as fewer sessions or messages
+// than there are. Tables hold keys and small values only (the large ones are
+// in the value log, checked as each is read), a few MB for 100,000
+// messages. Badger's own check dereferences a nil block when one is bad:
+// that panic is a damaged table too.
+func verifyTables(dir string, db *badger.DB) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = damaged(dir, "a table does not read: %v", r)
+		}
+	}()
+	if err := db.VerifyChecksum(); err != nil {
+		return damaged(dir, "%s", strings.ReplaceAll(oneLine(err.Error()), dir+"/", ""))
+	}
+	return nil
+}
+
+// value reads item's value with fn. Badger logs, and does not return, a
+// value log entry whose checksum does not match: it hands back no value. No
+// record scrim reads through here is ever empty, so an empty value where
+// there should be one is that damage.
+func (s *Store) value(item *badger.Item, fn func([]byte) error) error {
+	err := checkedValue(item, fn)
+	var de *DamagedError
+	if errors.As(err, &de) && de.Dir == "" {
+		de.Dir = s.dir
+	}
+	return err
+}
+
+// checkedValue is Store.value where the store is not at hand; the error
+// names no folder (the command that prints it does).
+func checkedValue(item *badger.Item, fn func([]byte) error) error {
+	return item.Value(func(v []byte) error {
+		if len(v) == 0 && item.ValueSize() > 0 {
+			return damaged("", "the value of %s does not match its checksum", describeKey(item.Key()))
+		}
+		return fn(v)
+	})
+}
+
+// describeKey names a key for a person: message 12 of session x.
+func describeKey(k []byte) string {
+	s := string(k)
+	switch {
+	case strings.HasPrefix(s, "m/") && len(k) > 10:
+		id := s[2 : len(s)-9]
+		return fmt.Sprintf("session %s message %d", id, beUint64(k[len(k)-8:]))
+	case strings.HasPrefix(s, "s/"):
+		return "the header of session " + s[2:]
+	case strings.HasPrefix(s, "o/"):
+		return "the import record of " + s[2:]
+	}
+	return fmt.Sprintf("key %q", s)
+}
+
+func beUint64(b []byte) uint64 {
+	var n uint64
+	for _, c := range b {
+		n = n<<8 | uint64(c)
+	}
+	return n
+}
+
+// checkManifest reads Badger's MANIFEST as Badger will, and fails where
+// Badger would quietly cut it: Badger takes a record that runs past the end
+// of the file for one torn by a crash, drops it and every record after it,
+// and then deletes the tables they listed. A crash while the manifest is
+// written can leave such a tail; so can a single flipped bit of a record's
+// length, which would then cost the store its tables. scrim refuses to open
+// such a store, so that nothing is deleted, and says how to go on. A
+// missing MANIFEST (a new store) is fine.
+func checkManifest(dir string) error {
+	b, err := os.ReadFile(filepath.Join(dir, "MANIFEST"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return nil // Badger reports what it cannot read
+	}
+	if len(b) < 8 {
+		return damaged(dir, "its MANIFEST is %d bytes, shorter than its header", len(b))
+	}
+	for at := 8; at < len(b); {
+		if len(b)-at < 8 {
+			return damaged(dir, "its MANIFEST ends in an incomplete record at byte %d", at)
+		}
+		n := int(binary.BigEndian.Uint32(b[at:]))
+		if n > len(b)-at-8 {
+			return damaged(dir, "its MANIFEST record at byte %d runs %d bytes past the end of the file", at, n-(len(b)-at-8))
+		}
+		at += 8 + n
+	}
+	return nil
+}

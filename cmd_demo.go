@@ -47,8 +47,9 @@ func newDemoCmd(a *app) *cobra.Command {
 				return fmt.Errorf("create a folder for the demo: %w", err)
 			}
 			if keep {
+				// dir lies in $TMPDIR, whatever that holds.
 				defer fmt.Fprintf(a.stderr, "scrim: demo kept in %s (scrim --store %s --policy %s)\n",
-					dir, filepath.Join(dir, "store"), filepath.Join(dir, "policy.toml"))
+					inertLine(dir), inertLine(filepath.Join(dir, "store")), inertLine(filepath.Join(dir, "policy.toml")))
 			} else {
 				defer os.RemoveAll(dir)
 			}

@@ -71,6 +71,9 @@ func printModels(a *app, models []runner.ModelInfo, pol *policy.Policy) error {
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "MODEL\tTIER\tSOURCE\tKEY")
 	for _, m := range models {
+		// Provider and model names come from providers.toml (and model rules
+		// from the policy) and may hold escape sequences, tabs or newlines:
+		// each cell is made inert and kept on its line and in its column.
 		key := "-"
 		if m.KeyEnv != "" {
 			key = m.KeyEnv
@@ -78,7 +81,7 @@ func printModels(a *app, models []runner.ModelInfo, pol *policy.Policy) error {
 				key += " (not set)"
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", m.ID, m.TierLabel, m.Source, key)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", inertLine(m.ID), inertLine(m.TierLabel), inertLine(m.Source), inertLine(key))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -53,8 +53,10 @@ func reportLoadError(w io.Writer, err error) error {
 	if !errors.As(err, &le) || len(le.More) == 0 {
 		return err
 	}
+	// Each problem names the file and quotes what the file says: untrusted
+	// text, made inert as run does for the summary line.
 	for _, e := range le.All() {
-		fmt.Fprintln(w, e.Error())
+		fmt.Fprintln(w, ui.Inert(oneLine(e.Error())))
 	}
 	return fmt.Errorf("%d problems in %s; fix them and run scrim policy check again", len(le.More)+1, le.File)
 }
@@ -68,11 +70,15 @@ func printPolicy(w io.Writer, p *policy.Policy) error {
 	default:
 		src = " (from " + p.Source + ")"
 	}
+	// Names, patterns and model rules from the file are printed through
+	// inertLine (labels are %q-quoted): the loader checks that tier names and
+	// labels are printable, but not patterns or model rules, and a tab or
+	// newline in one would shift a column or forge a line.
 	fmt.Fprintf(w, "policy %s%s\n", ui.Inert(p.File), src)
-	fmt.Fprintf(w, "default tier %s (line %d)\n", p.DefaultTier, p.DefaultLine)
+	fmt.Fprintf(w, "default tier %s (line %d)\n", inertLine(p.DefaultTier), p.DefaultLine)
 	for _, name := range p.Order {
 		t := p.Tiers[name]
-		fmt.Fprintf(w, "\ntier %s  label %q  (line %d)\n", name, t.Label, t.Line)
+		fmt.Fprintf(w, "\ntier %s  label %q  (line %d)\n", inertLine(name), t.Label, t.Line)
 		if len(t.Read) == 0 {
 			fmt.Fprintln(w, "  reads nothing")
 		}
@@ -82,7 +88,7 @@ func printPolicy(w io.Writer, p *policy.Policy) error {
 			pats []policy.Pattern
 		}{{"read", t.Read}, {"deny", t.Deny}} {
 			for _, pat := range list.pats {
-				fmt.Fprintf(tw, "  %s\t%s\t%s\tline %d\n", list.kind, ui.Inert(pat.Raw), expandedNote(pat), pat.Line)
+				fmt.Fprintf(tw, "  %s\t%s\t%s\tline %d\n", list.kind, inertLine(pat.Raw), expandedNote(pat), pat.Line)
 			}
 		}
 		tw.Flush()
@@ -91,9 +97,9 @@ func printPolicy(w io.Writer, p *policy.Policy) error {
 	fmt.Fprintln(w, "\nmodels (first match wins)")
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, r := range p.Models {
-		fmt.Fprintf(tw, "  %s\t→ %s\tline %d\n", r.Match, r.Tier, r.Line)
+		fmt.Fprintf(tw, "  %s\t→ %s\tline %d\n", inertLine(r.Match), inertLine(r.Tier), r.Line)
 	}
-	fmt.Fprintf(tw, "  any other model\t→ %s\tdefault_tier, line %d\n", p.DefaultTier, p.DefaultLine)
+	fmt.Fprintf(tw, "  any other model\t→ %s\tdefault_tier, line %d\n", inertLine(p.DefaultTier), p.DefaultLine)
 	tw.Flush()
 	fmt.Fprintf(w, "\nok: %d tiers, %d model rules\n", len(p.Order), len(p.Models))
 	return nil
@@ -124,7 +130,7 @@ func expandedNote(pat policy.Pattern) string {
 	if len(forms) == 1 && forms[0] == pat.Raw {
 		return ""
 	}
-	return ui.Inert("= " + strings.Join(forms, " or "))
+	return inertLine("= " + strings.Join(forms, " or "))
 }
 
 func newPolicyExplainCmd(a *app) *cobra.Command {

@@ -121,9 +121,12 @@ func (p *sendPrinter) delta(d runner.Delta) {
 		fmt.Fprint(p.w, ui.Inert(d.Text))
 		p.midLine = !strings.HasSuffix(d.Text, "\n")
 	case runner.DeltaSwitch:
-		p.line("— " + d.Text)
+		// The switch event names both models: config text, or stored text
+		// from an import.
+		p.line("— " + inertLine(d.Text))
 	case runner.DeltaToolStart:
-		p.line(fmt.Sprintf("[tool %s %s]", d.Tool, ui.Inert(oneLine(d.Input))))
+		// The tool name is whatever the model asked for, known tool or not.
+		p.line(fmt.Sprintf("[tool %s %s]", inertLine(d.Tool), ui.Inert(oneLine(d.Input))))
 	case runner.DeltaToolFinish:
 		state := "ok"
 		switch {
@@ -132,7 +135,7 @@ func (p *sendPrinter) delta(d runner.Delta) {
 		case d.IsError:
 			state = "error"
 		}
-		p.line(fmt.Sprintf("[tool %s %s: %s]", d.Tool, state, ui.Inert(d.Text)))
+		p.line(fmt.Sprintf("[tool %s %s: %s]", inertLine(d.Tool), state, ui.Inert(d.Text)))
 	}
 }
 

@@ -45,6 +45,9 @@ type Model struct {
 	loaded  bool       // the session list has been read once
 	status  string
 	failed  bool // status is an error
+	// pageStatus is the transcript's page failure last put in the status,
+	// to clear it once the page is read, and only if nothing replaced it.
+	pageStatus string
 
 	// background receives the whole-session counting steps, which run beside
 	// the UI; nil means they are returned as ordinary commands. Benchmarks
@@ -128,6 +131,20 @@ func (m *Model) badge(h session.Header) string {
 
 func (m *Model) setStatus(s string, failed bool) { m.status, m.failed = s, failed }
 
+// syncPageStatus shows the transcript's page failures in the status line: a
+// new one at once, a known one again when nothing else is shown (a model
+// switch clears the status); the status is cleared when none is left.
+func (m *Model) syncPageStatus() {
+	s := m.tr.failureStatus()
+	switch {
+	case s != "" && (s != m.pageStatus || m.status == ""):
+		m.setStatus(s, true)
+	case s == "" && m.pageStatus != "" && m.status == m.pageStatus:
+		m.setStatus("", false)
+	}
+	m.pageStatus = s
+}
+
 // Update is Bubble Tea's update: cheap state changes only.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	var cmds []tea.Cmd
@@ -144,11 +161,13 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case sessionsMsg:
 		cmds = append(cmds, m.gotSessions(msg))
 	case openedMsg:
-		m.opened(msg)
+		cmds = append(cmds, m.opened(msg))
 	case pageMsg:
-		m.tr.addPage(msg)
+		cmds = append(cmds, m.tr.addPage(msg))
 	case rebuildMsg:
-		m.tr.applyRebuild(msg)
+		cmds = append(cmds, m.tr.applyRebuild(msg))
+	case retryMsg:
+		m.tr.retry(msg) // fetch or rebuildStale below tries again
 	case countsMsg:
 		m.counter.take(msg)
 		m.syncRedacted()
@@ -183,6 +202,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	}
 	m.resize()
+	m.syncPageStatus()
 	cmds = append(cmds, m.tr.fetch(), m.tr.rebuildStale())
 	if c := m.counter.next(m.c.ctxs, m.c.store, m.c.pol, m.c.model, m.countJobs()); c != nil {
 		if m.background != nil {
@@ -246,21 +266,23 @@ func (m *Model) syncOpen() tea.Cmd {
 	return openSession(m.c.ctxs, m.c.store, m.c.pol, h.ID, m.tr.gen, m.c.model)
 }
 
-func (m *Model) opened(msg openedMsg) {
+func (m *Model) opened(msg openedMsg) tea.Cmd {
 	t := m.tr
 	if msg.sid != t.sid || msg.gen != t.gen {
-		return
+		return nil
 	}
 	if msg.err != nil {
 		m.setStatus("cannot open session: "+oneLine(msg.err), true)
-		return
+		return nil
 	}
 	t.count, t.title = msg.head.Count, msg.head.Title
+	var cmds []tea.Cmd
 	for _, pm := range msg.pages {
-		t.addPage(pm)
+		cmds = append(cmds, t.addPage(pm))
 	}
 	m.syncRedacted()
 	t.end()
+	return tea.Batch(cmds...)
 }
 
 // syncRedacted hands the transcript the counted redactions for the open

@@ -1,6 +1,9 @@
 package ui
 
 import (
+	"strconv"
+	"time"
+
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/scrim-dev/scrim/policy"
@@ -96,10 +99,13 @@ type pageMsg struct {
 	sid   string
 	gen   int
 	idx   uint64
-	model string
+	model string // what hist was built for; "" when it was not built
 	msgs  []session.Message
 	hist  []session.Message
-	err   error
+	err   error // the page could not be read: nothing of it came
+	// buildErr: the stored side came, the sent side could not be built
+	// for model.
+	buildErr error
 }
 
 // loadPage reads one page and builds what model is sent of it: through
@@ -122,7 +128,7 @@ func readPage(x *contexts, st *session.Store, pol *policy.Policy, sid string, ge
 	}
 	if err == nil {
 		var req runner.Request
-		req, pm.err = x.build(st, pol, sid, model, msgs)
+		req, pm.buildErr = x.build(st, pol, sid, model, msgs)
 		pm.hist = req.History
 	}
 	return pm
@@ -135,6 +141,7 @@ type rebuildMsg struct {
 	gen   int
 	model string
 	hists map[uint64][]session.Message
+	errs  map[uint64]error // pages whose build failed: they keep their old sent side
 }
 
 func rebuild(x *contexts, st *session.Store, pol *policy.Policy, sid string, gen int, model string, pages map[uint64][]session.Message) tea.Cmd {
@@ -143,12 +150,146 @@ func rebuild(x *contexts, st *session.Store, pol *policy.Policy, sid string, gen
 		for idx, msgs := range pages {
 			req, err := x.build(st, pol, sid, model, msgs)
 			if err != nil {
-				continue // left out: the page is loaded again, and says why
+				if out.errs == nil {
+					out.errs = map[uint64]error{}
+				}
+				out.errs[idx] = err
+				continue
 			}
 			out.hists[idx] = req.History
 		}
 		return out
 	}
+}
+
+// --- pages that cannot be read or built ---
+
+// A page whose read or build failed is tried again after a wait that
+// doubles with each failure in a row, from retryFirst up to retryMax: a
+// store that stays broken costs a read every half minute, not one per
+// update (fetch and rebuildStale run after every message).
+const (
+	retryFirst = 500 * time.Millisecond
+	retryMax   = 30 * time.Second
+)
+
+func retryDelay(tries int) time.Duration {
+	d := retryFirst
+	for i := 1; i < tries && d < retryMax; i++ {
+		d *= 2
+	}
+	return min(d, retryMax)
+}
+
+// pageFailure is why a page of the open session could not be read (model
+// "") or its sent side built for model, and whether its wait is over.
+type pageFailure struct {
+	model string
+	err   error
+	tries int  // failures in a row; the wait after the last is retryDelay(tries)
+	due   bool // the wait is over: the next fetch or rebuild tries again
+}
+
+// retryMsg ends the wait that followed a page's tries-th failure in a row.
+type retryMsg struct {
+	sid   string
+	gen   int
+	idx   uint64
+	tries int
+}
+
+func tick(d time.Duration, msg tea.Msg) tea.Cmd {
+	return tea.Tick(d, func(time.Time) tea.Msg { return msg })
+}
+
+// failure is what holds page idx back for the active model, or nil. A
+// build that failed for another model says nothing about this one's.
+func (t *transcript) failure(idx uint64) *pageFailure {
+	f := t.failed[idx]
+	if f == nil || f.model != "" && f.model != t.c.model {
+		return nil
+	}
+	return f
+}
+
+// waiting reports whether page idx is neither read nor built until its
+// retry is due.
+func (t *transcript) waiting(idx uint64) bool {
+	f := t.failure(idx)
+	return f != nil && !f.due
+}
+
+// fail records that page idx could not be read (model "") or built for
+// model, and schedules the end of its wait.
+func (t *transcript) fail(idx uint64, model string, err error) tea.Cmd {
+	f := t.failed[idx]
+	if f == nil || f.model != model {
+		f = &pageFailure{model: model}
+		t.failed[idx] = f
+	}
+	f.err, f.due = err, false
+	f.tries++
+	t.dropRows(idx) // the sent side now says why it is missing
+	return t.after(retryDelay(f.tries), retryMsg{sid: t.sid, gen: t.gen, idx: idx, tries: f.tries})
+}
+
+// succeed forgets page idx's failure, if any.
+func (t *transcript) succeed(idx uint64) {
+	if t.failed[idx] != nil {
+		delete(t.failed, idx)
+		t.dropRows(idx)
+	}
+}
+
+// retry ends a page's wait. A retry from another session or load of it
+// finds nothing to end; one from an earlier failure finds a newer wait
+// running, which it leaves alone.
+func (t *transcript) retry(rm retryMsg) {
+	if rm.sid != t.sid || rm.gen != t.gen {
+		return
+	}
+	if f := t.failed[rm.idx]; f != nil && f.tries == rm.tries {
+		f.due = true
+	}
+}
+
+func (t *transcript) dropRows(idx uint64) {
+	if p := t.pages[idx]; p != nil {
+		for i := range p.entries {
+			p.entries[i].rows = nil
+		}
+	}
+}
+
+// failureStatus is the status line's account of the pages held back: the
+// first of them, and how many more; "" when there are none.
+func (t *transcript) failureStatus() string {
+	var first uint64
+	var f *pageFailure
+	n := 0
+	for idx := range t.failed {
+		g := t.failure(idx)
+		if g == nil {
+			continue
+		}
+		n++
+		if f == nil || idx < first {
+			first, f = idx, g
+		}
+	}
+	if f == nil {
+		return ""
+	}
+	lo, hi := pageBounds(first, t.count)
+	what := "cannot read"
+	if f.model != "" {
+		what = "cannot build what " + inertLine(f.model) + " is sent of"
+	}
+	s := what + " messages #" + strconv.FormatUint(lo, 10) + "–" + strconv.FormatUint(hi, 10) + ": " + oneLine(f.err)
+	if n > 1 {
+		s += " (and " + plural(n-1, "more page", "more pages") + ")"
+	}
+	return s + " · retrying"
 }
 
 // openedMsg is a session's header with its last and first pages: enough for
@@ -195,6 +336,7 @@ func (t *transcript) grow(g grownMsg) {
 	t.count, t.title = g.head.Count, g.head.Title
 	t.gen++
 	t.loading = map[uint64]bool{}
+	t.failed = map[uint64]*pageFailure{} // their retries carry the old gen
 	t.building = ""
 	if atEnd && !t.hide {
 		t.follow = true
@@ -237,7 +379,7 @@ func (t *transcript) fetch() tea.Cmd {
 	}
 	var cmds []tea.Cmd
 	for _, idx := range want {
-		if t.pages[idx] == nil && !t.loading[idx] {
+		if t.pages[idx] == nil && !t.loading[idx] && !t.waiting(idx) {
 			t.loading[idx] = true
 			cmds = append(cmds, loadPage(t.c.ctxs, t.c.store, t.c.pol, t.sid, t.gen, idx, t.c.model))
 		}
@@ -266,20 +408,31 @@ func (t *transcript) evict(lo, hi uint64) {
 	}
 }
 
-// addPage stores a loaded page if it still belongs here.
-func (t *transcript) addPage(pm pageMsg) {
+// addPage stores a loaded page if it still belongs here. A page that could
+// not be read, or whose sent side could not be built, is held back until
+// its retry (the returned command) is due.
+func (t *transcript) addPage(pm pageMsg) tea.Cmd {
 	if pm.sid != t.sid || pm.gen != t.gen {
-		return
+		return nil
 	}
 	delete(t.loading, pm.idx)
 	if pm.err != nil {
-		return
+		return t.fail(pm.idx, "", pm.err)
 	}
-	t.pages[pm.idx] = newPage(pm.idx, t.count, pm.msgs, pm.hist, pm.model)
+	var cmd tea.Cmd
+	if pm.buildErr != nil {
+		// The stored side is shown; the sent side waits for a rebuild.
+		t.pages[pm.idx] = newPage(pm.idx, t.count, pm.msgs, nil, "")
+		cmd = t.fail(pm.idx, pm.model, pm.buildErr)
+	} else {
+		t.succeed(pm.idx)
+		t.pages[pm.idx] = newPage(pm.idx, t.count, pm.msgs, pm.hist, pm.model)
+	}
 	if t.follow {
 		t.end()
 	}
 	t.clampEnd()
+	return cmd
 }
 
 // rebuildStale starts building, for the active model, the sent side of
@@ -291,7 +444,7 @@ func (t *transcript) rebuildStale() tea.Cmd {
 	}
 	stale := map[uint64][]session.Message{}
 	for idx, p := range t.pages {
-		if p.model != t.c.model {
+		if p.model != t.c.model && !t.waiting(idx) {
 			stale[idx] = p.stored
 		}
 	}
@@ -302,15 +455,17 @@ func (t *transcript) rebuildStale() tea.Cmd {
 	return rebuild(t.c.ctxs, t.c.store, t.c.pol, t.sid, t.gen, t.c.model, stale)
 }
 
-func (t *transcript) applyRebuild(rm rebuildMsg) {
+// applyRebuild takes a rebuild's sent sides; pages whose build failed are
+// held back until their retries (the returned command) are due.
+func (t *transcript) applyRebuild(rm rebuildMsg) tea.Cmd {
 	if rm.sid != t.sid || rm.gen != t.gen {
-		return
+		return nil
 	}
 	if t.building == rm.model {
 		t.building = ""
 	}
 	if rm.model != t.c.model {
-		return
+		return nil
 	}
 	// Heights change with the sent side: a view at the end stays there
 	// (pages shown while the session's fingerprints were gathered had none).
@@ -319,11 +474,19 @@ func (t *transcript) applyRebuild(rm rebuildMsg) {
 	for idx, hist := range rm.hists {
 		if p := t.pages[idx]; p != nil {
 			p.setSent(hist, rm.model)
+			t.succeed(idx)
+		}
+	}
+	var cmds []tea.Cmd
+	for idx, err := range rm.errs {
+		if t.pages[idx] != nil {
+			cmds = append(cmds, t.fail(idx, rm.model, err))
 		}
 	}
 	if atEnd {
 		t.end()
-		return
+	} else {
+		t.clampEnd()
 	}
-	t.clampEnd()
+	return tea.Batch(cmds...)
 }

@@ -28,7 +28,6 @@ type derivedEntry struct {
 	b    *redact.DerivedBuilder
 	upto uint64 // Seqs 1..upto are gathered
 	d    *redact.Derived
-	err  error
 }
 
 func newContexts() *contexts { return &contexts{derived: map[countKey]*derivedEntry{}} }
@@ -74,9 +73,6 @@ func (x *contexts) ready(st *session.Store, pol *policy.Policy, sid, model strin
 		return false // not started, or being gathered
 	}
 	defer e.mu.Unlock()
-	if e.err != nil {
-		return true // the build says why
-	}
 	h, err := st.Get(sid)
 	return err != nil || e.upto >= h.Count
 }
@@ -96,8 +92,11 @@ func (x *contexts) fingerprints(st *session.Store, pol *policy.Policy, sid, mode
 
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.err != nil {
-		return nil, e.err
+	// A read that fails leaves nothing half gathered behind: the next try
+	// (a page's retry) starts over.
+	fail := func(err error) (*redact.Derived, error) {
+		e.b, e.upto, e.d = redact.NewDerivedBuilder(model, pol), 0, nil
+		return nil, err
 	}
 	h, err := st.Get(sid)
 	if err != nil {
@@ -119,8 +118,7 @@ func (x *contexts) fingerprints(st *session.Store, pol *policy.Policy, sid, mode
 		return nil
 	})
 	if err != nil {
-		e.err = err
-		return nil, err
+		return fail(err)
 	}
 	flush()
 	if e.b.Stale() {
@@ -135,8 +133,7 @@ func (x *contexts) fingerprints(st *session.Store, pol *policy.Policy, sid, mode
 			return nil
 		})
 		if err != nil {
-			e.err = err
-			return nil, err
+			return fail(err)
 		}
 		e.b.Recheck(pending, true)
 	}

@@ -4,6 +4,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/scrim-dev/scrim/redact"
 	"github.com/scrim-dev/scrim/session"
@@ -37,7 +41,11 @@ type transcript struct {
 
 	pages   map[uint64]*page
 	loading map[uint64]bool
+	failed  map[uint64]*pageFailure // pages held back after a failed read or build
 	clock   uint64
+	// after schedules msg after d: tea.Tick; tests deliver the message
+	// themselves instead of waiting.
+	after func(d time.Duration, msg tea.Msg) tea.Cmd
 
 	top    anchor
 	sel    uint64 // the current message (gutter mark; n/N, e act on it)
@@ -55,7 +63,7 @@ type transcript struct {
 }
 
 func newTranscript(c *common) *transcript {
-	return &transcript{c: c, pages: map[uint64]*page{}, loading: map[uint64]bool{}}
+	return &transcript{c: c, pages: map[uint64]*page{}, loading: map[uint64]bool{}, failed: map[uint64]*pageFailure{}, after: tick}
 }
 
 // reset empties the transcript for session sid (or none).
@@ -64,6 +72,7 @@ func (t *transcript) reset(sid string) {
 	t.gen++
 	t.pages = map[uint64]*page{}
 	t.loading = map[uint64]bool{}
+	t.failed = map[uint64]*pageFailure{}
 	t.top, t.sel = anchor{}, 0
 	t.redacted = nil
 	t.follow, t.building = false, ""
@@ -169,6 +178,9 @@ func (t *transcript) entry(seq uint64) (*page, *entry) {
 func (t *transcript) rows(seq uint64) []string {
 	p, e := t.entry(seq)
 	if e == nil {
+		if f := t.failure(pageOf(seq)); f != nil && f.model == "" {
+			return t.unreadable(seq, f.err)
+		}
 		return []string{t.c.st.Dim.wrap(padTo("#"+strconv.FormatUint(seq, 10)+" loading…", t.width-1))}
 	}
 	key := rowKey{width: t.width, layout: t.layout, model: t.c.model, built: p.model == t.c.model}
@@ -176,6 +188,18 @@ func (t *transcript) rows(seq uint64) []string {
 		e.rows, e.key = t.render(e, key.built), key
 	}
 	return e.rows
+}
+
+// unreadable is the row of a message whose page cannot be read: one row,
+// as while it loads, so that nothing moves when the page comes at last.
+func (t *transcript) unreadable(seq uint64, err error) []string {
+	note := "#" + strconv.FormatUint(seq, 10) + " cannot be read: " + oneLine(err)
+	side := func(w int) []line {
+		s := ansi.Truncate(note, w, "…")
+		return []line{{segs: []seg{{text: s, ink: t.c.st.Err}}, width: textWidth(s)}}
+	}
+	lw, rw := t.paneWidths()
+	return joinSides(t.c.st, side(lw), lw, side(rw), rw)
 }
 
 func (t *transcript) heightOf(seq uint64) int { return len(t.rows(seq)) }
@@ -223,6 +247,9 @@ func (t *transcript) render(e *entry, built bool) []string {
 			v.note = "not sent: events stay in the stored history only"
 		case !built:
 			v.note = "computing what " + inertLine(t.c.model) + " is sent…"
+			if f := t.failure(pageOf(e.seq)); f != nil {
+				v.note = "cannot build what " + inertLine(t.c.model) + " is sent: " + oneLine(f.err) + " · retrying"
+			}
 		case e.sent == nil:
 			v.note = "missing from the request"
 		}

@@ -90,9 +90,8 @@ func (bashTool) Run(ctx context.Context, env Env, input json.RawMessage) Result 
 	cmd.Dir = dir
 	out := &headTail{keep: bashKeep}
 	cmd.Stdout, cmd.Stderr = out, out
-	ownProcessGroup(cmd)
 	cmd.WaitDelay = 2 * time.Second // a background child holding the pipes open
-	err = cmd.Run()
+	err = runInGroup(cmd)
 	body := out.String()
 	if body == "" {
 		body = "(no output)"

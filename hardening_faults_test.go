@@ -22,6 +22,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/scrim-dev/scrim/session"
+	"github.com/scrim-dev/scrim/session/importers/importtest"
 )
 
 // faultProvider is a loopback provider whose answer to each request is
@@ -383,5 +384,54 @@ func TestReadOnlyStore(t *testing.T) {
 	}
 	if after := f.storedText(t); after != before {
 		t.Fatalf("the store changed")
+	}
+}
+
+// TestImportOntoSmallTmpfs: an import that outgrows a 40 MiB tmpfs (which
+// passes the check at open) used to die of SIGBUS inside Badger, writing
+// its value log through a map the disk could not back. Now it stops with the
+// one "is full" line, and the store holds what it held.
+func TestImportOntoSmallTmpfs(t *testing.T) {
+	isolate(t)
+	mnt := filepath.Join(t.TempDir(), "small")
+	mkdirs(t, mnt)
+	if err := unix.Mount("tmpfs", mnt, "tmpfs", 0, "size=40m"); err != nil {
+		t.Skipf("needs root to mount a small tmpfs: %v", err)
+	}
+	t.Cleanup(func() { unix.Unmount(mnt, unix.MNT_DETACH) })
+	store := filepath.Join(mnt, "store")
+	src := t.TempDir()
+	small, big := filepath.Join(src, "small.jsonl"), filepath.Join(src, "big.jsonl")
+	for _, f := range []struct {
+		path string
+		size int64
+	}{{small, 1 << 20}, {big, 90 << 20}} {
+		w, err := os.Create(f.path)
+		must(t, err)
+		_, err = importtest.WriteClaudeTranscript(w, f.size)
+		must(t, err)
+		must(t, w.Close())
+	}
+	if out, stderr, code := scrim(t, "", "--store", store, "import", "claude", small); code != exitOK {
+		t.Fatalf("small import: %s %s", out, stderr)
+	}
+	id := importedSession(t, store, small)
+	before, _, _ := scrim(t, "", "--store", store, "show", id, "--format", "json")
+
+	cmd := scrimProcess(t, "--store", store, "import", "claude", big)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	cmd.Run()
+	if code := cmd.ProcessState.ExitCode(); code != exitError || !strings.Contains(stderr.String(), "is full") ||
+		strings.Contains(stderr.String(), "SIGBUS") || strings.Count(stderr.String(), "\n") != 1 {
+		t.Fatalf("big import: exit %d, %q", code, stderr.String())
+	}
+	after, _, code := scrim(t, "", "--store", store, "show", id, "--format", "json")
+	if code != exitOK || after != before {
+		t.Fatalf("the session imported before changed or cannot be read (exit %d)", code)
+	}
+	list, _, _ := scrim(t, "", "--store", store, "sessions")
+	if strings.Count(list, "\n") != 2 {
+		t.Fatalf("sessions after the refused import:\n%s", list)
 	}
 }

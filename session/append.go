@@ -110,6 +110,9 @@ func (s *Store) AppendBulk(id string, msgs []*Message) error {
 			return err
 		}
 		for i, v := range vals {
+			if err := s.room(len(v)); err != nil {
+				return err
+			}
 			if err := wb.Set(msgKey(id, chunk[i].Seq), v); err != nil {
 				return fmt.Errorf("append to session %s: %w", id, err)
 			}
@@ -182,6 +185,9 @@ func (s *Store) appendTxn(txn *badger.Txn, id string, fn func(*Header), msgs []*
 		return err
 	}
 	for i, v := range vals {
+		if err := s.room(len(v)); err != nil {
+			return err
+		}
 		if err := txn.Set(msgKey(id, msgs[i].Seq), v); err != nil {
 			return err
 		}

@@ -178,6 +178,9 @@ func (b *Bulk) Put(m *Message) error {
 	if err != nil {
 		return fmt.Errorf("encode session %s message %d: %w", m.SessionID, m.Seq, err)
 	}
+	if err := b.s.room(len(v)); err != nil {
+		return err
+	}
 	if err := b.wb.Set(msgKey(m.SessionID, m.Seq), v); err != nil {
 		return fmt.Errorf("write session %s message %d: %w", m.SessionID, m.Seq, err)
 	}

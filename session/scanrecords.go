@@ -66,6 +66,9 @@ func (s *Store) PutScanRecords(id string, recs map[uint64][]byte) error {
 	wb := s.db.NewWriteBatch()
 	defer wb.Cancel()
 	for seq, v := range recs {
+		if err := s.room(len(v)); err != nil {
+			return err // a cache: what is not kept is scanned again
+		}
 		if err := wb.Set(scanKey(id, seq), v); err != nil {
 			return err
 		}

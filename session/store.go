@@ -44,6 +44,7 @@ type Store struct {
 	Now func() time.Time
 
 	sessions  keyedMutex // serialises the writers of one session
+	space     space      // what is written, against what the disk has
 	closeOnce sync.Once
 	closeErr  error
 }

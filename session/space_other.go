@@ -1,0 +1,5 @@
+//go:build !unix
+
+package session
+
+func diskFree(string) (uint64, bool) { return 0, false }

@@ -8,18 +8,25 @@ import (
 )
 
 // JSONString decodes raw, a JSON string literal taken from a line that
-// encoding/json already validated, without scanning it again: tool output is
-// most of a transcript's bytes, and decoding it is most of an import's work.
-// ok is false when raw is not a string literal.
+// encoding/json (or this package's readers) already validated, without
+// scanning it again: tool output is most of a transcript's bytes, and
+// decoding it is most of an import's work. It gives what encoding/json
+// gives, bytes that are not UTF-8 decoded as U+FFFD each included. ok is
+// false when raw is not a string literal; other malformed literals are not
+// all caught, which is why raw must have been validated.
 func JSONString(raw []byte) (s string, ok bool) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
 		return "", false
 	}
-	raw = raw[1 : len(raw)-1]
+	return unescape(raw[1 : len(raw)-1])
+}
+
+// unescape decodes the inside of a string literal (see JSONString).
+func unescape(raw []byte) (string, bool) {
 	i := bytes.IndexByte(raw, '\\')
 	if i < 0 {
-		return string(raw), true
+		return toValidUTF8(raw), true
 	}
 	out := make([]byte, 0, len(raw))
 	for {
@@ -53,9 +60,31 @@ func JSONString(raw []byte) (s string, ok bool) {
 		}
 		i = bytes.IndexByte(raw, '\\')
 		if i < 0 {
-			return string(append(out, raw...)), true
+			return toValidUTF8(append(out, raw...)), true
 		}
 	}
+}
+
+// toValidUTF8 is b as a string with each byte that is not part of valid UTF-8
+// replaced by U+FFFD, as encoding/json decodes strings (and as the store
+// would encode them anyway): what the importer reads from a line's text is
+// then what encoding/json reads from the rest of it. An escape never makes
+// bad UTF-8, so checking the decoded bytes is checking the literal's.
+func toValidUTF8(b []byte) string {
+	if utf8.Valid(b) {
+		return string(b)
+	}
+	out := make([]byte, 0, len(b)+16)
+	for len(b) > 0 {
+		r, n := utf8.DecodeRune(b)
+		if r == utf8.RuneError && n == 1 {
+			out = utf8.AppendRune(out, utf8.RuneError)
+		} else {
+			out = append(out, b[:n]...)
+		}
+		b = b[n:]
+	}
+	return string(out)
 }
 
 // unicodeEscape decodes \uXXXX (and a following low surrogate) at the start

@@ -31,24 +31,36 @@ type line struct {
 		// Content is an array of blocks, or a string (see decodeLine).
 		Content []block `json:"content"`
 	} `json:"message"`
-	// ToolUseResult is an object, or a string for errors (left nil then).
+	// ToolUseResult is an object, or a string for errors (then empty, as
+	// encoding/json leaves it: it allocates before it finds the type error).
 	ToolUseResult *toolUseResult `json:"toolUseResult"`
 }
 
-// decodeLine decodes a line in one pass of encoding/json. Fields that hold a
-// string where the struct expects an array or object (message.content as
-// text, toolUseResult as an error message) are type errors that
-// encoding/json skips while decoding everything else; a text content is then
-// read on its own. Only syntax errors make a line unreadable.
+// decodeLine decodes a line as unmarshalLine does, faster.
 //
 // toolUseResult is taken out first and read by a fast skipper: it repeats
 // the tool's output (a Read result's whole file), and only a few small
-// fields of it are used.
+// fields of it are used. encoding/json then never sees it, so CutMember
+// checks it (and the members before it) as encoding/json would: a line is
+// unreadable here exactly when encoding/json finds a syntax error in it.
+// When CutMember finds one it returns ok false, and the line is decoded
+// whole so that encoding/json rejects it, as it rejects any other
+// malformed line (the importer skips and counts it).
 func decodeLine(raw []byte, l *line) bool {
 	if rest, tur, ok := importers.CutMember(raw, "toolUseResult"); ok && tur != nil {
 		raw = rest
 		l.ToolUseResult = readToolUseResult(tur)
 	}
+	return unmarshalLine(raw, l)
+}
+
+// unmarshalLine decodes a line in one pass of encoding/json. Fields that
+// hold a string where the struct expects an array or object
+// (message.content as text, toolUseResult as an error message) are type
+// errors that encoding/json skips while decoding everything else; a text
+// content is then read on its own. Only syntax errors make a line
+// unreadable.
+func unmarshalLine(raw []byte, l *line) bool {
 	err := json.Unmarshal(raw, l)
 	if err == nil {
 		return true
@@ -115,42 +127,55 @@ type toolUseResult struct {
 }
 
 // readToolUseResult picks the fields attribution uses out of a
-// toolUseResult value; nil when it is not an object (errors are strings).
+// toolUseResult value that CutMember checked. It reads them as
+// encoding/json decodes v into a *toolUseResult, so that a line reads the
+// same either way: keys matched as encoding/json matches them, a later
+// duplicate decoded over an earlier one, null leaving a string as it is,
+// and a value of the wrong type left as it is (a type error, which
+// encoding/json skips too); a value that is not an object (an error
+// message) gives an empty result, null none.
 func readToolUseResult(v []byte) *toolUseResult {
-	if len(v) == 0 || v[0] != '{' {
+	if len(v) == 0 || v[0] == 'n' {
 		return nil
 	}
 	t := &toolUseResult{}
-	str := func(v []byte) string {
-		s, _ := importers.JSONString(v)
-		return s
+	if v[0] != '{' {
+		return t
 	}
-	is := func(k []byte, name string) bool { return bytes.EqualFold(k, []byte(name)) } // as encoding/json matches keys
-	importers.Members(v, func(k, val []byte, _, _ int) bool {
+	str := func(v []byte, dst *string) {
+		if s, ok := importers.JSONString(v); ok {
+			*dst = s
+		}
+	}
+	is := importers.KeyIs
+	importers.ValidMembers(v, func(k, val []byte) bool {
 		switch {
 		case is(k, "filePath"):
-			t.FilePath = str(val)
+			str(val, &t.FilePath)
 		case is(k, "mode"):
-			t.Mode = str(val)
+			str(val, &t.Mode)
 		case is(k, "backgroundTaskId"):
-			t.Background = str(val)
+			str(val, &t.Background)
 		case is(k, "filenames"):
-			t.Filenames = nil
-			_ = json.Unmarshal(val, &t.Filenames)
+			_ = json.Unmarshal(val, &t.Filenames) // small; decoded over what it holds, as encoding/json does
 		case is(k, "file"):
-			t.File = nil
-			if len(val) == 0 || val[0] != '{' {
+			if val[0] == 'n' {
+				t.File = nil
 				break
 			}
-			t.File = &struct {
-				FilePath string `json:"filePath"`
-			}{}
-			importers.Members(val, func(k, val []byte, _, _ int) bool {
-				if is(k, "filePath") {
-					t.File.FilePath = str(val)
-				}
-				return true
-			})
+			if t.File == nil { // encoding/json decodes a duplicate into the same struct
+				t.File = &struct {
+					FilePath string `json:"filePath"`
+				}{}
+			}
+			if val[0] == '{' {
+				importers.ValidMembers(val, func(k, val []byte) bool {
+					if is(k, "filePath") {
+						str(val, &t.File.FilePath)
+					}
+					return true
+				})
+			}
 		}
 		return true
 	})

@@ -119,40 +119,8 @@ func isHeadLine(line string) bool {
 // command's output. A shell call's JSON output ({"output", "metadata"}) is
 // written out as the same header and the output.
 func splitHead(text string) (head, body string) {
-	if strings.HasPrefix(text, `{"output":`) {
-		// The output can be a whole file: unescape it once, and decode
-		// only the small metadata with encoding/json.
-		var o struct {
-			Output   string
-			Metadata struct {
-				ExitCode *int     `json:"exit_code"`
-				Duration *float64 `json:"duration_seconds"`
-			}
-		}
-		bad, ok := false, false
-		ok = importers.Members([]byte(text), func(k, v []byte, _, _ int) bool {
-			switch string(k) {
-			case "output":
-				o.Output, ok = importers.JSONString(v)
-				bad = bad || !ok
-			case "metadata":
-				bad = bad || json.Unmarshal(v, &o.Metadata) != nil
-			}
-			return !bad
-		})
-		if ok && !bad {
-			var b strings.Builder
-			if o.Metadata.ExitCode != nil {
-				b.WriteString("Exit code: " + strconv.Itoa(*o.Metadata.ExitCode) + "\n")
-			}
-			if o.Metadata.Duration != nil {
-				b.WriteString("Wall time: " + strconv.FormatFloat(*o.Metadata.Duration, 'f', -1, 64) + " seconds\n")
-			}
-			if b.Len() > 0 {
-				b.WriteString("Output:\n")
-			}
-			return b.String(), o.Output
-		}
+	if head, body, ok := splitJSONOutput(text); ok {
+		return head, body
 	}
 	rest := text
 	for n := 0; n < 10; n++ {
@@ -169,6 +137,56 @@ func splitHead(text string) (head, body string) {
 		rest = after
 	}
 	return "", text
+}
+
+// splitJSONOutput is splitHead for the JSON form of a shell call's output;
+// ok is false when text is not in it.
+func splitJSONOutput(text string) (head, body string, ok bool) {
+	if !strings.HasPrefix(text, `{"output":`) {
+		return "", "", false
+	}
+	// The output can be a whole file: unescape it once, and decode only the
+	// small metadata with encoding/json. This stands in for json.Unmarshal
+	// of the whole text (what it replaced), so it takes the text apart
+	// exactly when that would: Members checks all of it as encoding/json
+	// does (a text that only looks like JSON stays output as it is), keys
+	// match as encoding/json matches them, a null output is none, and any
+	// other type error keeps the text whole.
+	var o struct {
+		Output   string
+		Metadata struct {
+			ExitCode *int     `json:"exit_code"`
+			Duration *float64 `json:"duration_seconds"`
+		}
+	}
+	bad := false
+	ok = importers.Members([]byte(text), func(k, v []byte, _, _ int) bool {
+		switch {
+		case importers.KeyIs(k, "output"):
+			if v[0] != 'n' {
+				var isString bool
+				o.Output, isString = importers.JSONString(v)
+				bad = !isString
+			}
+		case importers.KeyIs(k, "metadata"):
+			bad = json.Unmarshal(v, &o.Metadata) != nil
+		}
+		return !bad
+	})
+	if ok && !bad {
+		var b strings.Builder
+		if o.Metadata.ExitCode != nil {
+			b.WriteString("Exit code: " + strconv.Itoa(*o.Metadata.ExitCode) + "\n")
+		}
+		if o.Metadata.Duration != nil {
+			b.WriteString("Wall time: " + strconv.FormatFloat(*o.Metadata.Duration, 'f', -1, 64) + " seconds\n")
+		}
+		if b.Len() > 0 {
+			b.WriteString("Output:\n")
+		}
+		return b.String(), o.Output, true
+	}
+	return "", "", false
 }
 
 var (

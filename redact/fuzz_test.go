@@ -186,7 +186,19 @@ func FuzzHistory(f *testing.F) {
 		}
 		checkInvariants(t, pol, label, msgs, out, rep)
 		checkSpans(t, pol, msgs, out)
-		// The engine does what the one-screen rule says.
+		// The engine sends what the path rule says. pathRule knows nothing
+		// of derived and secret redaction, so only for a tier without them.
+		if tier, _ := pol.TierFor("any/model"); !tier.RedactsDerived() && !tier.RedactsSecrets() {
+			if want := pathRule(msgs, "any/model", pol); !reflect.DeepEqual(out, want) {
+				for i := range min(len(out), len(want)) {
+					if !reflect.DeepEqual(out[i], want[i]) {
+						t.Fatalf("sent message %d differs from the path rule:\n got %+v\nwant %+v", i, out[i], want[i])
+					}
+				}
+				t.Fatalf("History sent %d messages, the path rule %d", len(out), len(want))
+			}
+		}
+		// The engine does what the whole rule says, report included.
 		if want, wantRep := reference(msgs, "any/model", pol); !reflect.DeepEqual(out, want) || !reflect.DeepEqual(rep, wantRep) {
 			// Name the first message that the two treat differently.
 			for i := range msgs {

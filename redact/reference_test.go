@@ -10,8 +10,10 @@ import (
 	"github.com/scrim-dev/scrim/session"
 )
 
-// reference is History's rule on one screen, one message at a time, with
-// no chunks, blocks or shared storage: FuzzHistory holds the engine to it.
+// reference is History's whole rule, one message at a time, with no
+// chunks, blocks or shared storage: the path rule (pathRule has it alone),
+// derived and secret redaction and the report. FuzzHistory holds the engine
+// to it.
 func reference(msgs []session.Message, model string, p *policy.Policy) ([]session.Message, Report) {
 	tier, _ := p.TierFor(model)
 	rep := Report{Tier: Tier{Name: tier.Name, Label: tier.Label}, DeniedPaths: []DeniedPath{}, DerivedFrom: []PathCount{}, SecretRules: []RuleCount{}}

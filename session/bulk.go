@@ -190,7 +190,6 @@ func (b *Bulk) Put(m *Message) error {
 			return fmt.Errorf("write session %s: %w", m.SessionID, err)
 		}
 		b.wb, b.pending = b.s.db.NewWriteBatch(), 0
-		b.s.releaseMapped()
 	}
 	if m.Role == RoleAssistant && m.Model != "" {
 		bs.h.LastModel = m.Model
@@ -290,7 +289,6 @@ func (b *Bulk) Commit(o *Origin) (err error) {
 	if err != nil {
 		return fmt.Errorf("commit import: %w", err)
 	}
-	b.s.releaseMapped()
 	for _, id := range b.replaced {
 		// The header is gone, so these records are already invisible; a crash
 		// here leaves them to CleanImports (the marker is still set).

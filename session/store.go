@@ -102,6 +102,21 @@ func options(dir string) badger.Options {
 // by another process (ErrInUse), written by a newer scrim (ErrNewerSchema),
 // or holding other files (ErrNotStore).
 func Open(dir string) (*Store, error) {
+	// A store this process has just closed can still read as locked for a
+	// moment: flock locks belong to the open file, and a child process
+	// that another goroutine is starting holds a copy of every descriptor
+	// from fork until exec. So "in use" is only believed once it lasts.
+	wait := 5 * time.Millisecond
+	for deadline := time.Now().Add(500 * time.Millisecond); ; wait *= 2 {
+		s, err := open(dir)
+		if !errors.Is(err, ErrInUse) || time.Now().Add(wait).After(deadline) {
+			return s, err
+		}
+		time.Sleep(wait)
+	}
+}
+
+func open(dir string) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create session store %s: %w", dir, err)
 	}

@@ -8,6 +8,9 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/scrim-dev/scrim/internal/tomlconf"
+	"github.com/scrim-dev/scrim/internal/userdirs"
 )
 
 // checker turns a decoded TOML document into a Policy, collecting every
@@ -16,13 +19,18 @@ import (
 // their own message and line.
 type checker struct {
 	file    string
-	loc     *locator
+	loc     *tomlconf.Locator
 	baseDir string
-	errs    []*LoadError
+	env     userdirs.Lookup // for ~ and $VAR in patterns
+	errs    []*tomlconf.Error
 }
 
+// line is the line of path (see tomlconf.Locator.Line), and 1 when no part
+// of it is in the file: every policy problem names a line.
+func (c *checker) line(path ...string) int { return max(c.loc.Line(path...), 1) }
+
 func (c *checker) add(line int, format string, a ...any) {
-	c.errs = append(c.errs, &LoadError{File: c.file, Line: line, Msg: fmt.Sprintf(format, a...)})
+	c.errs = append(c.errs, &tomlconf.Error{File: c.file, Line: line, Msg: fmt.Sprintf(format, a...)})
 }
 
 // keysByLine returns a table's keys in file order.
@@ -31,7 +39,7 @@ func (c *checker) keysByLine(tbl map[string]any, path ...string) []string {
 	for k := range tbl {
 		keys = append(keys, k)
 	}
-	line := func(k string) int { return c.loc.line(append(append([]string(nil), path...), k)...) }
+	line := func(k string) int { return c.line(append(append([]string(nil), path...), k)...) }
 	sort.Slice(keys, func(i, j int) bool {
 		if li, lj := line(keys[i]), line(keys[j]); li != lj {
 			return li < lj
@@ -54,7 +62,7 @@ func (c *checker) unknownKeys(tbl map[string]any, where string, known []string, 
 		if hint != "" {
 			meant[closest(k, known)] = true
 		}
-		c.add(c.loc.line(append(path, k)...), "unknown key %q %s%s (expected %s)", k, where, hint, strings.Join(known, ", "))
+		c.add(c.line(append(path, k)...), "unknown key %q %s%s (expected %s)", k, where, hint, strings.Join(known, ", "))
 	}
 	return meant
 }
@@ -78,11 +86,11 @@ func (c *checker) tiers(p *Policy, v any, misspelt bool) {
 	}
 	tbl, ok := v.(map[string]any)
 	if !ok {
-		c.add(c.loc.line("tiers"), "tiers must be tables: write [tiers.NAME] with label, read and deny")
+		c.add(c.line("tiers"), "tiers must be tables: write [tiers.NAME] with label, read and deny")
 		return
 	}
 	if len(tbl) == 0 {
-		c.add(c.loc.line("tiers"), "no tiers defined; add at least one [tiers.NAME] table with a label and read patterns")
+		c.add(c.line("tiers"), "no tiers defined; add at least one [tiers.NAME] table with a label and read patterns")
 		return
 	}
 	for _, name := range c.keysByLine(tbl, "tiers") {
@@ -93,12 +101,12 @@ func (c *checker) tiers(p *Policy, v any, misspelt bool) {
 }
 
 func (c *checker) tier(name string, v any) *Tier {
-	line := c.loc.line("tiers", name)
+	line := c.line("tiers", name)
 	t := &Tier{Name: name, Line: line}
 	if msg := textProblem(name); msg != "" {
 		c.add(line, "tier name %q %s", name, msg)
 	}
-	if defs := c.loc.tierDefs[name]; len(defs) > 1 {
+	if defs := c.loc.Defs("tiers", name); len(defs) > 1 {
 		// The decoder merges a tier split between dotted keys and a
 		// [tiers.NAME] header; TOML forbids it and it is surely a mistake.
 		c.add(defs[1], "duplicate tier %q (first defined on line %d); merge the two or rename one", name, defs[0])
@@ -114,9 +122,9 @@ func (c *checker) tier(name string, v any) *Tier {
 	case tbl["label"] == nil:
 		c.add(line, "tier %q has no label; add label = \"...\" (placeholders name the tier by it)", name)
 	case !ok:
-		c.add(c.loc.line("tiers", name, "label"), "tier %q: label must be a string", name)
+		c.add(c.line("tiers", name, "label"), "tier %q: label must be a string", name)
 	case textProblem(label) != "":
-		c.add(c.loc.line("tiers", name, "label"), "tier %q: label %q %s", name, label, textProblem(label))
+		c.add(c.line("tiers", name, "label"), "tier %q: label %q %s", name, label, textProblem(label))
 	default:
 		t.Label = label
 	}
@@ -125,7 +133,7 @@ func (c *checker) tier(name string, v any) *Tier {
 	t.Keys = map[string]int{}
 	for _, k := range tierKeys {
 		if _, ok := tbl[k]; ok {
-			t.Keys[k] = c.loc.line("tiers", name, k)
+			t.Keys[k] = c.line("tiers", name, k)
 		}
 	}
 	t.Tools = c.tools(name, tbl["tools"])
@@ -148,12 +156,12 @@ func (c *checker) tools(tier string, v any) []string {
 	}
 	list, ok := v.([]any)
 	if !ok {
-		c.add(c.loc.line("tiers", tier, "tools"), "tier %q: tools must be an array of tool names, like tools = [\"read\", \"grep\", \"glob\"] (the tools: %s)", tier, strings.Join(ToolNames, ", "))
+		c.add(c.line("tiers", tier, "tools"), "tier %q: tools must be an array of tool names, like tools = [\"read\", \"grep\", \"glob\"] (the tools: %s)", tier, strings.Join(ToolNames, ", "))
 		return []string{}
 	}
 	out := []string{}
 	for i, e := range list {
-		line := c.loc.line("tiers", tier, "tools", elem(i))
+		line := c.line("tiers", tier, "tools", tomlconf.Elem(i))
 		name, ok := e.(string)
 		switch {
 		case !ok:
@@ -176,7 +184,7 @@ func (c *checker) choice(tier, key string, v any, options ...string) string {
 	}
 	s, ok := v.(string)
 	if !ok || !contains(options, s) {
-		c.add(c.loc.line("tiers", tier, key), "tier %q: %s must be %s, not %v", tier, key, strings.Join(quoted(options), " or "), describeValue(v))
+		c.add(c.line("tiers", tier, key), "tier %q: %s must be %s, not %v", tier, key, strings.Join(quoted(options), " or "), describeValue(v))
 		return options[0]
 	}
 	return s
@@ -217,18 +225,18 @@ func (c *checker) patterns(tier, key string, v any) []Pattern {
 	}
 	list, ok := v.([]any)
 	if !ok {
-		c.add(c.loc.line("tiers", tier, key), "tier %q: %s must be an array of path globs, like %s = [\"~/src/**\"]", tier, key, key)
+		c.add(c.line("tiers", tier, key), "tier %q: %s must be an array of path globs, like %s = [\"~/src/**\"]", tier, key, key)
 		return nil
 	}
 	var out []Pattern
 	for i, e := range list {
-		line := c.loc.line("tiers", tier, key, elem(i))
+		line := c.line("tiers", tier, key, tomlconf.Elem(i))
 		raw, ok := e.(string)
 		if !ok {
 			c.add(line, "tier %q: %s patterns must be strings (element %d is not)", tier, key, i+1)
 			continue
 		}
-		pat, err := compilePattern(raw, c.baseDir)
+		pat, err := compilePattern(raw, c.baseDir, c.env)
 		if err != nil {
 			c.add(line, "tier %q: %s pattern %q: %v", tier, key, raw, err)
 			continue
@@ -265,12 +273,12 @@ func (c *checker) models(p *Policy, v any) {
 	}
 	list, ok := rules(v)
 	if !ok {
-		c.add(c.loc.line("models"), "models must be [[models]] tables, each with match and tier")
+		c.add(c.line("models"), "models must be [[models]] tables, each with match and tier")
 		return
 	}
 	for i, r := range list {
-		at := func(key ...string) int { return c.loc.line(append([]string{"models", elem(i)}, key...)...) }
-		meant := c.unknownKeys(r, fmt.Sprintf("in model rule %d", i+1), []string{"match", "tier"}, "models", elem(i))
+		at := func(key ...string) int { return c.line(append([]string{"models", tomlconf.Elem(i)}, key...)...) }
+		meant := c.unknownKeys(r, fmt.Sprintf("in model rule %d", i+1), []string{"match", "tier"}, "models", tomlconf.Elem(i))
 		match, ok := r["match"].(string)
 		switch {
 		case r["match"] == nil && meant["match"]:
@@ -308,7 +316,7 @@ func (c *checker) defaultTier(p *Policy, doc map[string]any, misspelt bool) {
 		c.add(1, "default_tier is missing; add default_tier = \"NAME\" at the top: the tier of models that no rule matches")
 		return
 	}
-	line := c.loc.line("default_tier")
+	line := c.line("default_tier")
 	name, ok := v.(string)
 	switch {
 	case !ok:

@@ -4,13 +4,14 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
-	"unicode/utf8"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/scrim-dev/scrim/internal/tomlconf"
+	"github.com/scrim-dev/scrim/internal/userdirs"
 )
 
 // EmbeddedName is the File of a policy parsed from the built-in default.
@@ -19,17 +20,26 @@ const EmbeddedName = "<embedded default policy>"
 // maxPolicySize keeps a mistaken --policy (a disk image, a log) from being read whole.
 const maxPolicySize = 4 << 20
 
+// policyKind words the messages about a policy file that is not one.
+var policyKind = tomlconf.Kind{
+	Name:       "policy file",
+	Unreadable: "cannot read policy",
+	MaxSize:    maxPolicySize,
+	IfEmpty:    "start from the built-in policy (scrim policy check shows it) or see README",
+	IfBinary:   "a policy is UTF-8 TOML text",
+}
+
 // LoadError says what is wrong with a policy file and where. A file with
 // several problems gives the first (by line) with the others in More.
 type LoadError struct {
 	File string
 	Line int // 1-based; problems of the whole file point at line 1
 	Msg  string
-	More []*LoadError
+	More []*tomlconf.Error
 }
 
 func (e *LoadError) Error() string {
-	s := fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+	s := e.first().Error()
 	switch n := len(e.More); n {
 	case 0:
 	case 1:
@@ -41,38 +51,57 @@ func (e *LoadError) Error() string {
 }
 
 // All lists every problem, first to last line.
-func (e *LoadError) All() []*LoadError {
-	return append([]*LoadError{{File: e.File, Line: e.Line, Msg: e.Msg}}, e.More...)
+func (e *LoadError) All() []*tomlconf.Error {
+	return append([]*tomlconf.Error{e.first()}, e.More...)
+}
+
+func (e *LoadError) first() *tomlconf.Error {
+	return &tomlconf.Error{File: e.File, Line: e.Line, Msg: e.Msg}
+}
+
+// problems makes one LoadError of errs, first to last line.
+func problems(errs []*tomlconf.Error) *LoadError {
+	sort.SliceStable(errs, func(i, j int) bool { return errs[i].Line < errs[j].Line })
+	first := errs[0]
+	return &LoadError{File: first.File, Line: first.Line, Msg: first.Msg, More: errs[1:]}
+}
+
+// loadError makes a LoadError of the one problem tomlconf found. A problem
+// of the whole file (line 0) points at line 1: every policy problem names a line.
+func loadError(err error) error {
+	var e *tomlconf.Error
+	if !errors.As(err, &e) {
+		return err
+	}
+	return &LoadError{File: e.File, Line: max(e.Line, 1), Msg: e.Msg}
 }
 
 // Load reads and validates the policy file at path.
-func Load(path string) (*Policy, error) {
-	abs, err := filepath.Abs(path)
+func Load(path string) (*Policy, error) { return LoadEnv(path, os.LookupEnv) }
+
+// LoadEnv is Load with ~ and $VAR taken from env.
+func LoadEnv(path string, env userdirs.Lookup) (*Policy, error) {
+	abs, data, err := policyKind.Read(path)
 	if err != nil {
-		return nil, &LoadError{File: path, Line: 1, Msg: err.Error()}
+		return nil, loadError(err)
 	}
-	f, err := os.Open(abs)
-	if err != nil {
-		return nil, &LoadError{File: path, Line: 1, Msg: fmt.Sprintf("cannot read policy: %v", unwrapPath(err))}
-	}
-	defer f.Close()
-	var buf bytes.Buffer
-	if _, err := buf.ReadFrom(io.LimitReader(f, maxPolicySize+1)); err != nil {
-		return nil, &LoadError{File: path, Line: 1, Msg: fmt.Sprintf("cannot read policy: %v", unwrapPath(err))}
-	}
-	if buf.Len() > maxPolicySize {
-		return nil, &LoadError{File: path, Line: 1, Msg: fmt.Sprintf("policy file is larger than %d MiB; is this the right file?", maxPolicySize>>20)}
-	}
-	return Parse(buf.Bytes(), abs)
+	return ParseEnv(data, abs, env)
 }
 
 // Parse validates a policy held in memory. file names it in errors and, unless
 // it is EmbeddedName, its folder is the base of relative patterns. Any problem
 // means no policy: nothing loads partially.
-func Parse(data []byte, file string) (*Policy, error) {
+func Parse(data []byte, file string) (*Policy, error) { return ParseEnv(data, file, os.LookupEnv) }
+
+// ParseEnv is Parse with ~ and $VAR taken from env.
+func ParseEnv(data []byte, file string, env userdirs.Lookup) (*Policy, error) {
 	data = bytes.TrimPrefix(data, []byte("\uFEFF")) // a BOM some editors add
-	if err := checkText(data, file); err != nil {
-		return nil, err
+	// What is not a text file is said so before TOML sees it.
+	if err := policyKind.CheckEmpty(data, file); err != nil {
+		return nil, loadError(err)
+	}
+	if err := policyKind.CheckText(data, file); err != nil {
+		return nil, loadError(err)
 	}
 	var doc map[string]any
 	if _, err := toml.Decode(string(data), &doc); err != nil {
@@ -82,44 +111,12 @@ func Parse(data []byte, file string) (*Policy, error) {
 	if file != EmbeddedName {
 		baseDir = filepath.Dir(file)
 	}
-	c := &checker{file: file, loc: newLocator(data), baseDir: baseDir}
+	c := &checker{file: file, loc: tomlconf.Locate(data), baseDir: baseDir, env: env}
 	p := c.policy(doc)
 	if len(c.errs) > 0 {
-		sort.SliceStable(c.errs, func(i, j int) bool { return c.errs[i].Line < c.errs[j].Line })
-		first := c.errs[0]
-		first.More = c.errs[1:]
-		return nil, first
+		return nil, problems(c.errs)
 	}
 	return p, nil
-}
-
-// checkText rejects what is not a text file before TOML sees it, so that the
-// message says what the file is rather than where the parser tripped.
-func checkText(data []byte, file string) error {
-	fail := func(line int, msg string) error { return &LoadError{File: file, Line: line, Msg: msg} }
-	if len(bytes.TrimSpace(data)) == 0 {
-		return fail(1, "policy file is empty; start from the built-in policy (scrim policy check shows it) or see README")
-	}
-	if i := bytes.IndexByte(data, 0); i >= 0 {
-		return fail(lineAt(data, i), "policy file looks binary (NUL byte); a policy is UTF-8 TOML text: is this the right file?")
-	}
-	if !utf8.Valid(data) {
-		return fail(firstInvalidUTF8Line(data), "policy file is not valid UTF-8 text; save it as UTF-8")
-	}
-	return nil
-}
-
-func lineAt(data []byte, offset int) int { return 1 + bytes.Count(data[:offset], []byte("\n")) }
-
-func firstInvalidUTF8Line(data []byte) int {
-	for i := 0; i < len(data); {
-		r, size := utf8.DecodeRune(data[i:])
-		if r == utf8.RuneError && size <= 1 {
-			return lineAt(data, i)
-		}
-		i += size
-	}
-	return 1
 }
 
 func syntaxError(data []byte, file string, err error) error {
@@ -128,8 +125,9 @@ func syntaxError(data []byte, file string, err error) error {
 		return &LoadError{File: file, Line: 1, Msg: "invalid TOML: " + err.Error()}
 	}
 	line := max(pe.Position.Line, 1)
-	for name, lines := range newLocator(data).tierDefs {
-		if len(lines) > 1 && lines[1] == line {
+	loc := tomlconf.Locate(data)
+	for _, name := range loc.Keys("tiers") {
+		if lines := loc.Defs("tiers", name); len(lines) > 1 && lines[1] == line {
 			return &LoadError{File: file, Line: line, Msg: fmt.Sprintf("duplicate tier %q (first defined on line %d); merge the two or rename one", name, lines[0])}
 		}
 	}
@@ -141,8 +139,14 @@ func syntaxError(data []byte, file string, err error) error {
 // the embedded default. A file that is named but missing is an error, never a
 // silent fall-back to the default.
 func Resolve(flag string, embedded []byte) (*Policy, error) {
+	return ResolveEnv(flag, embedded, os.LookupEnv)
+}
+
+// ResolveEnv is Resolve reading $SCRIM_POLICY, the config folder, and the
+// policy's ~ and $VAR from env.
+func ResolveEnv(flag string, embedded []byte, env userdirs.Lookup) (*Policy, error) {
 	load := func(path, source string) (*Policy, error) {
-		p, err := Load(path)
+		p, err := LoadEnv(path, env)
 		if err != nil {
 			return nil, err
 		}
@@ -152,15 +156,15 @@ func Resolve(flag string, embedded []byte) (*Policy, error) {
 	if flag != "" {
 		return load(flag, "--policy")
 	}
-	if env := os.Getenv("SCRIM_POLICY"); env != "" {
-		return load(env, "$SCRIM_POLICY")
+	if file, _ := env("SCRIM_POLICY"); file != "" {
+		return load(file, "$SCRIM_POLICY")
 	}
-	if path, ok := UserPolicyPath(); ok {
+	if path, ok := userPolicyPath(env); ok {
 		if _, err := os.Stat(path); err == nil || !errors.Is(err, os.ErrNotExist) {
 			return load(path, "user config")
 		}
 	}
-	p, err := Parse(embedded, EmbeddedName)
+	p, err := ParseEnv(embedded, EmbeddedName, env)
 	if err != nil {
 		return nil, err
 	}
@@ -170,8 +174,10 @@ func Resolve(flag string, embedded []byte) (*Policy, error) {
 
 // UserPolicyPath is <user config dir>/scrim/policy.toml; false if there is no
 // user config folder.
-func UserPolicyPath() (string, bool) {
-	dir, err := os.UserConfigDir()
+func UserPolicyPath() (string, bool) { return userPolicyPath(os.LookupEnv) }
+
+func userPolicyPath(env userdirs.Lookup) (string, bool) {
+	dir, err := userdirs.Config(env)
 	if err != nil {
 		return "", false
 	}

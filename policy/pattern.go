@@ -3,11 +3,12 @@ package policy
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/scrim-dev/scrim/internal/userdirs"
 )
 
 // globMeta are the characters doublestar gives a meaning. ']' and '}' alone are
@@ -61,20 +62,20 @@ func (p Pattern) Expanded() []string {
 	return out
 }
 
-// compilePattern expands raw (~, $VAR, relative to baseDir) into an absolute
+// compilePattern expands raw (~, $VAR from env, relative to baseDir) into an absolute
 // glob and adds the form with its literal prefix canonicalised. Expanded text
 // is escaped: a home folder or variable value is a path, never a glob.
-func compilePattern(raw, baseDir string) (Pattern, error) {
+func compilePattern(raw, baseDir string, env userdirs.Lookup) (Pattern, error) {
 	if strings.TrimSpace(raw) == "" {
 		return Pattern{}, errors.New("empty pattern")
 	}
-	s, err := expandVars(raw)
+	s, err := expandVars(raw, env)
 	if err != nil {
 		return Pattern{}, err
 	}
 	switch {
 	case s == "~" || strings.HasPrefix(s, "~/"):
-		home, err := os.UserHomeDir()
+		home, err := userdirs.Home(env)
 		if err != nil || !filepath.IsAbs(home) {
 			return Pattern{}, fmt.Errorf("cannot expand ~: no home folder (%v)", err)
 		}
@@ -139,7 +140,7 @@ var errInvalidGlob = errors.New("invalid glob: an unclosed [ or {, or a \\ at th
 // expandVars replaces $NAME and ${NAME}. An unset or empty variable is an
 // error: "$PROJECT/**" silently becoming "/**" would open everything. A `$`
 // that starts no name must be written `\$` (a literal $ to the glob).
-func expandVars(s string) (string, error) {
+func expandVars(s string, env userdirs.Lookup) (string, error) {
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
 		c := s[i]
@@ -157,7 +158,7 @@ func expandVars(s string) (string, error) {
 		if name == "" {
 			return "", errors.New("$ must start a variable name ($NAME or ${NAME}); write \\$ for a literal $")
 		}
-		v, ok := os.LookupEnv(name)
+		v, ok := env(name)
 		if !ok {
 			return "", fmt.Errorf("environment variable $%s is not set; set it or write the path out", name)
 		}

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -26,7 +27,7 @@ func TestExpandVars(t *testing.T) {
 		{"/a/${}", "", "write \\$ for a literal $"},
 	}
 	for _, tc := range tests {
-		got, err := expandVars(tc.in)
+		got, err := expandVars(tc.in, os.LookupEnv)
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
 				t.Errorf("expandVars(%q) = %q, %v; want error with %q", tc.in, got, err, tc.err)
@@ -109,7 +110,7 @@ func TestFastRejectIsExact(t *testing.T) {
 		"/.ssh", "/h/.ssh", "/h/.ssh/id", "/h/.sshx/id", "/a/b", "/a/b/.env.x", "/a/.env.x",
 		"/a/b/", "/a/bc", "/a/b/c", "/a", "/", "/a/*b", "/a/*b/c", "/a/xb/c", "/a/]x/y", "/a/b/c/d"}
 	for _, raw := range patterns {
-		pat, err := compilePattern(raw, "")
+		pat, err := compilePattern(raw, "", os.LookupEnv)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -126,7 +127,7 @@ func TestFastRejectIsExact(t *testing.T) {
 		}
 	}
 	// The symlinked prefix really added a second form.
-	pat, _ := compilePattern(root+"/link/**", "")
+	pat, _ := compilePattern(root+"/link/**", "", os.LookupEnv)
 	if f := pat.Expanded(); len(f) != 2 || f[1] != filepath.Join(root, "real")+"/**" {
 		t.Fatalf("forms %q", f)
 	}
@@ -143,7 +144,7 @@ func TestCompilePatternErrors(t *testing.T) {
 		"/a/\\":      "invalid glob",
 		"$NOPE_X/**": "not set",
 	} {
-		if _, err := compilePattern(raw, ""); err == nil || !strings.Contains(err.Error(), want) {
+		if _, err := compilePattern(raw, "", os.LookupEnv); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("compilePattern(%q): %v, want %q", raw, err, want)
 		}
 	}

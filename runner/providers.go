@@ -1,10 +1,8 @@
 package runner
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -13,10 +11,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/BurntSushi/toml"
 	"golang.org/x/net/http/httpguts"
+
+	"github.com/scrim-dev/scrim/internal/tomlconf"
+	"github.com/scrim-dev/scrim/internal/userdirs"
 )
 
 // Where a provider or model comes from.
@@ -51,18 +51,17 @@ type Provider struct {
 	Unsupported string
 }
 
-// ConfigError says what is wrong with a providers file and where.
-type ConfigError struct {
-	File string
-	Line int
-	Msg  string
-}
+// ConfigError says what is wrong with a providers file and where: FILE:LINE:
+// MSG, or FILE: MSG for the file as a whole (it cannot be read).
+type ConfigError = tomlconf.Error
 
-func (e *ConfigError) Error() string {
-	if e.Line > 0 {
-		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
-	}
-	return fmt.Sprintf("%s: %s", e.File, e.Msg)
+// providersKind words the messages about a providers file that is not one.
+var providersKind = tomlconf.Kind{
+	Name:       "providers file",
+	Unreadable: "cannot read providers file",
+	MaxSize:    maxProvidersSize,
+	IfEmpty:    "add a [providers.NAME] table (see README) or remove the file",
+	IfBinary:   "it must be UTF-8 TOML text",
 }
 
 // Providers is the set of providers scrim can send to: the configured ones,
@@ -72,6 +71,8 @@ type Providers struct {
 	configured map[string]*Provider
 	// Getenv reads API keys and header variables; tests replace it.
 	Getenv func(string) string
+	// defaultFile is where the providers file would be, for messages.
+	defaultFile string
 
 	demoMu sync.Mutex
 	demo   *DemoServer
@@ -90,8 +91,10 @@ type providersFile struct {
 }
 
 // DefaultProvidersFile is <user config dir>/scrim/providers.toml.
-func DefaultProvidersFile() (string, error) {
-	dir, err := os.UserConfigDir()
+func DefaultProvidersFile() (string, error) { return defaultProvidersFile(os.LookupEnv) }
+
+func defaultProvidersFile(env userdirs.Lookup) (string, error) {
+	dir, err := userdirs.Config(env)
 	if err != nil {
 		return "", err
 	}
@@ -101,11 +104,19 @@ func DefaultProvidersFile() (string, error) {
 // LoadProviders reads path (--providers), or the default file when path is
 // "". A named file must exist; a missing default file means "no configured
 // providers" (the catalogue and the demo still work).
-func LoadProviders(path string) (*Providers, error) {
-	ps := &Providers{configured: map[string]*Provider{}, Getenv: os.Getenv}
+func LoadProviders(path string) (*Providers, error) { return LoadProvidersEnv(path, os.LookupEnv) }
+
+// LoadProvidersEnv is LoadProviders with the config folder and API keys
+// taken from env.
+func LoadProvidersEnv(path string, env userdirs.Lookup) (*Providers, error) {
+	getenv := func(k string) string { v, _ := env(k); return v }
+	ps := &Providers{configured: map[string]*Provider{}, Getenv: getenv}
+	def, defErr := defaultProvidersFile(env)
+	if defErr == nil {
+		ps.defaultFile = def
+	}
 	if path == "" {
-		def, err := DefaultProvidersFile()
-		if err != nil {
+		if defErr != nil {
 			return ps, nil // no config folder: nothing configured
 		}
 		if _, err := os.Stat(def); errors.Is(err, os.ErrNotExist) {
@@ -113,18 +124,15 @@ func LoadProviders(path string) (*Providers, error) {
 		}
 		path = def
 	}
-	abs, err := filepath.Abs(path)
+	abs, data, err := providersKind.Read(path)
 	if err != nil {
-		return nil, &ConfigError{File: path, Msg: err.Error()}
-	}
-	data, err := readLimited(abs)
-	if err != nil {
-		return nil, &ConfigError{File: path, Msg: err.Error()}
+		return nil, err
 	}
 	// An empty file is a mistake (a failed write, the wrong file), not a
-	// way to say "no providers": for that, leave the file out.
-	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, &ConfigError{File: path, Line: 1, Msg: "providers file is empty; add a [providers.NAME] table (see README) or remove the file"}
+	// way to say "no providers": for that, leave the file out. A file held
+	// in memory (ParseProviders) may be empty.
+	if err := providersKind.CheckEmpty(data, path); err != nil {
+		return nil, err
 	}
 	if err := ps.parse(data, abs); err != nil {
 		return nil, err
@@ -142,51 +150,6 @@ func ParseProviders(data []byte, file string) (*Providers, error) {
 	return ps, nil
 }
 
-func readLimited(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return nil, fmt.Errorf("cannot read providers file: %v", err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxProvidersSize+1))
-	if err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return nil, fmt.Errorf("cannot read providers file: %v", err)
-	}
-	if len(data) > maxProvidersSize {
-		return nil, fmt.Errorf("providers file is larger than %d MiB; is this the right file?", maxProvidersSize>>20)
-	}
-	return data, nil
-}
-
-// checkProvidersText rejects what is not text before TOML sees it, so
-// that the message says what the file is and what to do, not where the parser
-// tripped ("cannot contain control characters").
-func checkProvidersText(data []byte, file string) error {
-	fail := func(line int, msg string) error { return &ConfigError{File: file, Line: line, Msg: msg} }
-	lineAt := func(i int) int { return 1 + bytes.Count(data[:i], []byte("\n")) }
-	if i := bytes.IndexByte(data, 0); i >= 0 {
-		return fail(lineAt(i), "providers file looks binary (NUL byte); it must be UTF-8 TOML text: is this the right file?")
-	}
-	if !utf8.Valid(data) {
-		for i := 0; i < len(data); {
-			r, size := utf8.DecodeRune(data[i:])
-			if r == utf8.RuneError && size <= 1 {
-				return fail(lineAt(i), "providers file is not valid UTF-8 text; save it as UTF-8")
-			}
-			i += size
-		}
-	}
-	return nil
-}
-
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 var tomlTypeErr = regexp.MustCompile(`^toml: line (\d+) \(last key "([^"]*)"\): (.*)$`)
@@ -195,7 +158,7 @@ func (ps *Providers) parse(data []byte, file string) error {
 	fail := func(line int, format string, a ...any) error {
 		return &ConfigError{File: file, Line: line, Msg: fmt.Sprintf(format, a...)}
 	}
-	if err := checkProvidersText(data, file); err != nil {
+	if err := providersKind.CheckText(data, file); err != nil {
 		return err
 	}
 	var ff providersFile
@@ -212,21 +175,21 @@ func (ps *Providers) parse(data []byte, file string) error {
 		}
 		return fail(0, "%v", err)
 	}
-	loc := newLocator(data)
+	loc := tomlconf.Locate(data)
 	if und := md.Undecoded(); len(und) > 0 {
 		k := und[0]
 		switch {
 		case len(k) < 3 || k[0] != "providers":
-			return fail(loc.keyLine(k), "unknown key %q (expected [providers.NAME] tables)", k.String())
+			return fail(loc.Line(k...), "unknown key %q (expected [providers.NAME] tables)", k.String())
 		case len(k) == 3 && (k[2] == "api_key" || k[2] == "key"):
-			return fail(loc.keyLine(k), "unknown key %q: keys never go in this file; put the key in an environment variable and name it with api_key_env", k.String())
+			return fail(loc.Line(k...), "unknown key %q: keys never go in this file; put the key in an environment variable and name it with api_key_env", k.String())
 		}
-		return fail(loc.keyLine(k), "unknown key %q (a provider takes type, base_url, api_key_env, headers, models)", k.String())
+		return fail(loc.Line(k...), "unknown key %q (a provider takes type, base_url, api_key_env, headers, models)", k.String())
 	}
 	// The decoder quietly turns a string into an empty map; say so instead.
 	for _, k := range md.Keys() {
 		if len(k) == 3 && k[0] == "providers" && k[2] == "headers" && md.Type(k...) != "Hash" {
-			return fail(loc.keyLine(k), "provider %q: headers must be a table like { \"X-Team\" = \"sec\" }, not a %s", k[1], strings.ToLower(md.Type(k...)))
+			return fail(loc.Line(k...), "provider %q: headers must be a table like { \"X-Team\" = \"sec\" }, not a %s", k[1], strings.ToLower(md.Type(k...)))
 		}
 	}
 	names := make([]string, 0, len(ff.Providers))
@@ -235,7 +198,7 @@ func (ps *Providers) parse(data []byte, file string) error {
 	}
 	// Report the first problem in file order.
 	sort.Slice(names, func(i, j int) bool {
-		return loc.keyLine(toml.Key{"providers", names[i]}) < loc.keyLine(toml.Key{"providers", names[j]})
+		return loc.Line("providers", names[i]) < loc.Line("providers", names[j])
 	})
 	for _, name := range names {
 		p, err := configuredProvider(name, ff.Providers[name], file, loc)
@@ -249,12 +212,12 @@ func (ps *Providers) parse(data []byte, file string) error {
 
 // configuredProvider validates one [providers.NAME] table. A catalogue
 // provider of the same name supplies what the table leaves out.
-func configuredProvider(name string, fp *fileProvider, file string, loc *locator) (*Provider, error) {
-	line := loc.keyLine(toml.Key{"providers", name})
+func configuredProvider(name string, fp *fileProvider, file string, loc *tomlconf.Locator) (*Provider, error) {
+	line := loc.Line("providers", name)
 	fail := func(key string, format string, a ...any) (*Provider, error) {
 		l := line
 		if key != "" {
-			l = loc.keyLine(toml.Key{"providers", name, key})
+			l = loc.Line("providers", name, key)
 		}
 		return nil, &ConfigError{File: file, Line: l, Msg: fmt.Sprintf("provider %q: ", name) + fmt.Sprintf(format, a...)}
 	}
@@ -352,6 +315,8 @@ func (ps *Providers) Lookup(name string) (Provider, error) {
 	where := "<user config dir>/scrim/providers.toml"
 	if ps.File != "" {
 		where = ps.File
+	} else if ps.defaultFile != "" {
+		where = ps.defaultFile
 	} else if def, err := DefaultProvidersFile(); err == nil {
 		where = def
 	}

@@ -1,11 +1,11 @@
-package policy
+package tomlconf
 
 import (
 	"strings"
 	"testing"
 )
 
-// p builds a locator path: "a.b" parts, with "#N" for array element N.
+// lp builds a locator path: "a.b" parts, with "#N" for array element N.
 func lp(s string) []string {
 	var parts []string
 	for _, part := range strings.Split(s, ".") {
@@ -15,6 +15,16 @@ func lp(s string) []string {
 		parts = append(parts, part)
 	}
 	return parts
+}
+
+// wantLines checks the line of each path.
+func wantLines(t *testing.T, l *Locator, want map[string]int) {
+	t.Helper()
+	for path, w := range want {
+		if got := l.Line(lp(path)...); got != w {
+			t.Errorf("Line(%s) = %d, want %d", path, got, w)
+		}
+	}
 }
 
 func TestLocatorLines(t *testing.T) {
@@ -47,8 +57,8 @@ func TestLocatorLines(t *testing.T) {
 		`  "e0",`,                            // 26
 		`  "e1" ] }, c = 2 }`,                // 27
 	}, "\n")
-	l := newLocator([]byte(doc))
-	for path, want := range map[string]int{
+	l := Locate([]byte(doc))
+	wantLines(t, l, map[string]int{
 		"default_tier":        2,
 		"tiers":               3,
 		"tiers.my tier":       3,
@@ -79,21 +89,17 @@ func TestLocatorLines(t *testing.T) {
 		"inline.t.c":          27,
 		"tiers.a.read.#9":     6, // no such element: its array
 		"tiers.nowhere.label": 3, // nearest recorded parent
-		"nothing.at.all":      1,
-	} {
-		if got := l.line(lp(path)...); got != want {
-			t.Errorf("line(%s) = %d, want %d", path, got, want)
-		}
-	}
-	if l.has(lp("tiers.fake")...) {
+		"nothing.at.all":      0,
+	})
+	if l.Has(lp("tiers.fake")...) {
 		t.Error("a header inside a comment was recorded")
 	}
-	if got := l.tierDefs["a"]; len(got) != 1 || got[0] != 4 {
-		t.Errorf("tierDefs[a] = %v", got)
+	if got := l.Defs("tiers", "a"); len(got) != 1 || got[0] != 4 {
+		t.Errorf("Defs(tiers.a) = %v", got)
 	}
 }
 
-func TestLocatorTierDefinitions(t *testing.T) {
+func TestLocatorDefs(t *testing.T) {
 	tests := []struct {
 		doc  string
 		name string
@@ -107,27 +113,91 @@ func TestLocatorTierDefinitions(t *testing.T) {
 		{"tiers = { a = { label = 'x' } }\n", "a", []int{1}},
 	}
 	for _, tc := range tests {
-		got := newLocator([]byte(tc.doc)).tierDefs[tc.name]
+		got := Locate([]byte(tc.doc)).Defs("tiers", tc.name)
 		if len(got) != len(tc.want) {
-			t.Errorf("%q: tierDefs = %v, want %v", tc.doc, got, tc.want)
+			t.Errorf("%q: Defs = %v, want %v", tc.doc, got, tc.want)
 			continue
 		}
 		for i := range got {
 			if got[i] != tc.want[i] {
-				t.Errorf("%q: tierDefs = %v, want %v", tc.doc, got, tc.want)
+				t.Errorf("%q: Defs = %v, want %v", tc.doc, got, tc.want)
 			}
 		}
 	}
 }
 
 // TestLocatorOnGarbage: the locator also runs on input that failed to parse
-// (to spot duplicate tiers); it must finish on anything.
+// (to spot a table defined twice); it must finish on anything.
 func TestLocatorOnGarbage(t *testing.T) {
 	for _, doc := range []string{
 		"", "[", "[[", "]]", "=", "a =", "a = [", "a = {", `a = "`, `a = """`, "a = '''",
 		strings.Repeat("[", 100000), strings.Repeat("{", 100000), "a = " + strings.Repeat("[", 100000),
 		"a = " + strings.Repeat("{b=", 10000), "\x00\x01", "k = 1979-05-27 ", "[a.\"b]\n",
 	} {
-		newLocator([]byte(doc))
+		Locate([]byte(doc))
+	}
+}
+
+// The lines inside a multi-line array or string belong to the value, even
+// when they look like a header or a key: what follows keeps its own line.
+// (A locator that reads line by line puts "tiers.b" on line 4 and "k" on 5.)
+func TestLocatorAfterMultiLineValues(t *testing.T) {
+	doc := strings.Join([]string{
+		`[tiers.a]`,   // 1
+		`read = [`,    // 2
+		`  """`,       // 3
+		`[tiers.b]`,   // 4
+		`k = 1""",`,   // 5
+		`  '''`,       // 6
+		`deny = 2`,    // 7
+		`''',`,        // 8
+		`]`,           // 9
+		`deny = [`,    // 10
+		`  ["x = 1",`, // 11
+		`   "y"],`,    // 12
+		`]`,           // 13
+		`k = 3`,       // 14
+		`[tiers.b]`,   // 15
+		`k = 4`,       // 16
+	}, "\n")
+	l := Locate([]byte(doc))
+	wantLines(t, l, map[string]int{
+		"tiers.a.read.#0":    3,
+		"tiers.a.read.#1":    6,
+		"tiers.a.deny":       10,
+		"tiers.a.deny.#0.#1": 12,
+		"tiers.a.k":          14,
+		"tiers.b":            15,
+		"tiers.b.k":          16,
+	})
+	if l.Has(lp("tiers.a.read.#0.k")...) || len(l.Defs("tiers", "b")) != 1 {
+		t.Errorf("text in a string was taken for keys: Defs(tiers.b) = %v", l.Defs("tiers", "b"))
+	}
+}
+
+// A byte order mark, which the decoder passes over, does not hide line 1.
+func TestLocatorByteOrderMark(t *testing.T) {
+	l := Locate([]byte("\uFEFF[providers.x]\nbase_url = 'u'\n"))
+	if l.Line("providers", "x") != 1 || l.Line("providers", "x", "base_url") != 2 {
+		t.Errorf("lines %d, %d; want 1, 2", l.Line("providers", "x"), l.Line("providers", "x", "base_url"))
+	}
+}
+
+func TestLocatorKeys(t *testing.T) {
+	doc := "z = 1\n[tiers.b]\nx.y = 1\n[tiers]\na = {}\n'c.d' = 2\n[tiers.b.sub]\n[[models]]\nm = 1\n"
+	l := Locate([]byte(doc))
+	for path, want := range map[string]string{
+		"":        "z tiers models",
+		"tiers":   "b a c.d",
+		"tiers.b": "x sub",
+		"nowhere": "",
+	} {
+		var parts []string
+		if path != "" {
+			parts = lp(path)
+		}
+		if got := strings.Join(l.Keys(parts...), " "); got != want {
+			t.Errorf("Keys(%s) = %q, want %q", path, got, want)
+		}
 	}
 }

@@ -1,67 +1,105 @@
-package policy
+package tomlconf
 
 import (
+	"sort"
 	"strconv"
 	"strings"
 )
 
 // The TOML decoder reports syntax errors with a line but does not say where a
-// key or an array element is, and every load error must name its line. A
-// locator scans the source once and records the line where each path first
-// appears: keys (plain, dotted, quoted, in inline tables), table headers,
-// array elements and array-of-tables entries. It follows TOML's structure
-// rather than guessing from text, never panics, and always makes progress, so
-// it is safe on any input; lines are only trusted for input that parsed.
+// key or an array element is, and every problem in a config file must name
+// its line. A Locator scans the source once and records the line where each
+// path first appears: keys (plain, dotted, quoted, in inline tables), table
+// headers, array elements and array-of-tables entries. It follows TOML's
+// structure rather than guessing from text (a header inside a multi-line
+// string is text), never panics, and always makes progress, so it is safe on
+// any input; lines are only trusted for input that parsed.
 
 // A path is its parts joined by pathSep; an array element is the part
-// elemPrefix+index ("models", "\x011", "tier" is models[1].tier).
+// elemPrefix+index ("models", Elem(1), "tier" is models[1].tier).
 const (
 	pathSep    = "\x00"
 	elemPrefix = "\x01"
 )
 
-func elem(i int) string { return elemPrefix + strconv.Itoa(i) }
+// Elem is the path part of array element i (0-based). An array of tables
+// counts as an array: the second [[models]] is "models", Elem(1).
+func Elem(i int) string { return elemPrefix + strconv.Itoa(i) }
 
-type locator struct {
+// A Locator says on which line of a TOML file each key is.
+type Locator struct {
 	lines map[string]int
-	// tierDefs lists, per tier name, the lines that define the tier table:
-	// a [tiers.NAME] header, a NAME = {...} value, or the first dotted key
-	// under it in a table. Two of them make a duplicate tier.
-	tierDefs map[string][]int
+	// defs lists, per path, the lines that define it: a [header], a
+	// `key = value`, or the first dotted key under it after a header.
+	defs map[string][]int
 }
 
-// line is the first line of the path, else of its nearest recorded parent, else 1.
-func (l *locator) line(parts ...string) int {
-	for n := len(parts); n > 0; n-- {
-		if ln, ok := l.lines[strings.Join(parts[:n], pathSep)]; ok {
+// Locate scans TOML source. A leading byte order mark is passed over, as
+// the decoder does.
+func Locate(src []byte) *Locator {
+	s := &scanner{src: strings.TrimPrefix(string(src), "\uFEFF"), line: 1, aot: map[string]int{},
+		loc: &Locator{lines: map[string]int{}, defs: map[string][]int{}}}
+	s.document()
+	return s.loc
+}
+
+// Line is the first line of the path, else of its nearest recorded parent,
+// else 0. A toml.Key is a path: Line(key...).
+func (l *Locator) Line(path ...string) int {
+	for n := len(path); n > 0; n-- {
+		if ln, ok := l.lines[strings.Join(path[:n], pathSep)]; ok {
 			return ln
 		}
 	}
-	return 1
+	return 0
 }
 
-// has says whether the exact path was seen.
-func (l *locator) has(parts ...string) bool {
-	_, ok := l.lines[strings.Join(parts, pathSep)]
+// Has says whether the exact path was seen.
+func (l *Locator) Has(path ...string) bool {
+	_, ok := l.lines[strings.Join(path, pathSep)]
 	return ok
 }
 
-func newLocator(src []byte) *locator {
-	s := &scanner{src: string(src), line: 1, aot: map[string]int{},
-		loc: &locator{lines: map[string]int{}, tierDefs: map[string][]int{}}}
-	s.document()
-	return s.loc
+// Defs lists the lines that define the path, first to last. TOML allows one;
+// the decoder merges some second ones (dotted keys, then a [header] of the
+// same table) and reports others on the second line without naming the
+// first, so a config that must say "first defined on line N" asks here.
+func (l *Locator) Defs(path ...string) []int {
+	return l.defs[strings.Join(path, pathSep)]
+}
+
+// Keys lists the keys and tables directly under path, in file order.
+func (l *Locator) Keys(path ...string) []string {
+	prefix := ""
+	if len(path) > 0 {
+		prefix = strings.Join(path, pathSep) + pathSep
+	}
+	var keys []string
+	for k := range l.lines {
+		rest, ok := strings.CutPrefix(k, prefix)
+		if ok && !strings.Contains(rest, pathSep) && !strings.HasPrefix(rest, elemPrefix) {
+			keys = append(keys, rest)
+		}
+	}
+	line := func(k string) int { return l.lines[prefix+k] }
+	sort.Slice(keys, func(i, j int) bool {
+		if li, lj := line(keys[i]), line(keys[j]); li != lj {
+			return li < lj
+		}
+		return keys[i] < keys[j]
+	})
+	return keys
 }
 
 type scanner struct {
 	src   string
 	pos   int
 	line  int
-	table []string       // current table path
-	aot   map[string]int // array-of-tables path → entries so far
-	seen  map[string]bool
-	depth int // nesting of arrays and inline tables
-	loc   *locator
+	table []string        // current table path
+	aot   map[string]int  // array-of-tables path → entries so far
+	seen  map[string]bool // tables dotted keys have defined since the header
+	depth int             // nesting of arrays and inline tables
+	loc   *Locator
 }
 
 // maxDepth bounds recursion on hostile input such as a megabyte of "[".
@@ -121,6 +159,11 @@ func (s *scanner) recordAll(path []string, from, line int) {
 	}
 }
 
+func (s *scanner) define(path []string, line int) {
+	k := strings.Join(path, pathSep)
+	s.loc.defs[k] = append(s.loc.defs[k], line)
+}
+
 func (s *scanner) document() {
 	s.seen = map[string]bool{}
 	for {
@@ -156,20 +199,20 @@ func (s *scanner) header() {
 		path = append(path, k)
 		last := i == len(keys)-1
 		if n := s.aot[strings.Join(path, pathSep)]; n > 0 && !(array && last) {
-			path = append(path, elem(n-1)) // [a.b] under [[a]] means the last a
+			path = append(path, Elem(n-1)) // [a.b] under [[a]] means the last a
 		}
 	}
 	if array {
 		k := strings.Join(path, pathSep)
 		s.record(path, line)
-		path = append(path, elem(s.aot[k]))
+		path = append(path, Elem(s.aot[k]))
 		s.aot[k]++
 	}
 	s.recordAll(path, 0, line)
 	s.table = path
 	s.seen = map[string]bool{}
-	if len(path) == 2 && path[0] == "tiers" && !array {
-		s.loc.tierDefs[path[1]] = append(s.loc.tierDefs[path[1]], line)
+	if !array && len(path) > 0 {
+		s.define(path, line)
 	}
 }
 
@@ -188,19 +231,20 @@ func (s *scanner) keyValue(base []string) {
 	s.skip(false)
 	path := append(append([]string(nil), base...), keys...)
 	s.recordAll(path, len(base), line)
-	s.noteTier(path, len(base), line)
+	s.defineKeys(path, len(base), line)
 	s.value(path)
 }
 
-// noteTier records a tier definition made by a key path (see tierDefs).
-func (s *scanner) noteTier(path []string, from, line int) {
-	if len(path) < 2 || path[0] != "tiers" || from > 1 {
-		return
-	}
-	k := strings.Join(path[:2], pathSep)
-	if len(path) == 2 || !s.seen[k] {
-		s.seen[k] = true
-		s.loc.tierDefs[path[1]] = append(s.loc.tierDefs[path[1]], line)
+// defineKeys records what a key path defines after its table's path (the
+// first from parts): the key itself, and each table a dotted key opens the
+// first time since the header (a.x = 1 then a.y = 2 define a once).
+func (s *scanner) defineKeys(path []string, from, line int) {
+	for n := from + 1; n <= len(path); n++ {
+		k := strings.Join(path[:n], pathSep)
+		if n == len(path) || !s.seen[k] {
+			s.seen[k] = true
+			s.define(path[:n], line)
+		}
 	}
 }
 
@@ -290,52 +334,42 @@ func (s *scanner) value(path []string) {
 	case '"', '\'':
 		s.str(c)
 	case '[':
-		s.pos++
-		for i := 0; ; {
-			s.skip(true)
-			if s.eof() {
-				return
-			}
-			switch s.src[s.pos] {
-			case ']':
-				s.pos++
-				return
-			case ',':
-				s.pos++
-				continue
-			}
-			start := s.pos
-			p := append(append([]string(nil), path...), elem(i))
+		i := 0
+		s.items(']', func() {
+			p := append(append([]string(nil), path...), Elem(i))
 			s.record(p, s.line)
 			s.value(p)
 			i++
-			if s.pos == start {
-				s.advance()
-			}
-		}
+		})
 	case '{':
-		s.pos++
-		for {
-			s.skip(true)
-			if s.eof() {
-				return
-			}
-			switch s.src[s.pos] {
-			case '}':
-				s.pos++
-				return
-			case ',':
-				s.pos++
-				continue
-			}
-			start := s.pos
-			s.keyValue(path)
-			if s.pos == start {
-				s.advance()
-			}
-		}
+		s.items('}', func() { s.keyValue(path) })
 	default:
 		s.scalar()
+	}
+}
+
+// items reads the comma-separated items of an array or inline table, up to
+// end, with item; it passes a byte that item does not, to make progress.
+func (s *scanner) items(end byte, item func()) {
+	s.pos++
+	for {
+		s.skip(true)
+		if s.eof() {
+			return
+		}
+		switch s.src[s.pos] {
+		case end:
+			s.pos++
+			return
+		case ',':
+			s.pos++
+			continue
+		}
+		start := s.pos
+		item()
+		if s.pos == start {
+			s.advance()
+		}
 	}
 }
 

@@ -1,0 +1,101 @@
+// Package userdirs finds the user's home, config and data folders as the os
+// package does, but from an environment passed in rather than the process's:
+// scrim's CLI takes its environment as a value (so that tests run side by
+// side), and every folder it derives from HOME or XDG_* must come from that.
+package userdirs
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+)
+
+// Lookup reads an environment variable, as os.LookupEnv does.
+type Lookup func(string) (string, bool)
+
+// OS is the process's own environment.
+var OS Lookup = os.LookupEnv
+
+func (l Lookup) get(k string) string {
+	v, _ := l(k)
+	return v
+}
+
+// Home is os.UserHomeDir read from l.
+func Home(l Lookup) (string, error) {
+	k := "HOME"
+	switch runtime.GOOS {
+	case "windows":
+		k = "USERPROFILE"
+	case "plan9":
+		k = "home"
+	}
+	if v := l.get(k); v != "" {
+		return v, nil
+	}
+	switch runtime.GOOS {
+	case "android":
+		return "/sdcard", nil
+	case "ios":
+		return "/", nil
+	}
+	return "", errors.New("$" + k + " is not defined")
+}
+
+// Config is os.UserConfigDir read from l.
+func Config(l Lookup) (string, error) {
+	switch runtime.GOOS {
+	case "windows":
+		if v := l.get("AppData"); v != "" {
+			return v, nil
+		}
+		return "", errors.New("%AppData% is not defined")
+	case "darwin", "ios":
+		home, err := Home(l)
+		if err != nil {
+			return "", err
+		}
+		return filepath.Join(home, "Library", "Application Support"), nil
+	case "plan9":
+		home, err := Home(l)
+		if err != nil {
+			return "", err
+		}
+		return filepath.Join(home, "lib"), nil
+	}
+	if v := l.get("XDG_CONFIG_HOME"); v != "" {
+		if !filepath.IsAbs(v) {
+			return "", errors.New("path in $XDG_CONFIG_HOME is relative")
+		}
+		return v, nil
+	}
+	home, err := Home(l)
+	if err != nil {
+		return "", errors.New("neither $XDG_CONFIG_HOME nor $HOME are defined")
+	}
+	return filepath.Join(home, ".config"), nil
+}
+
+// Data is where a program keeps its data: $XDG_DATA_HOME, else
+// ~/.local/share; the config folder on macOS (~/Library/Application Support)
+// and %LocalAppData% on Windows.
+func Data(l Lookup) (string, error) {
+	switch runtime.GOOS {
+	case "windows":
+		if v := l.get("LocalAppData"); v != "" {
+			return v, nil
+		}
+		return Config(l)
+	case "darwin", "ios":
+		return Config(l)
+	}
+	if v := l.get("XDG_DATA_HOME"); v != "" {
+		return v, nil
+	}
+	home, err := Home(l)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(home, ".local", "share"), nil
+}

@@ -1,0 +1,64 @@
+package userdirs
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+)
+
+// With the process's environment the folders are the os package's.
+func TestAsTheOSPackage(t *testing.T) {
+	for _, env := range []map[string]string{
+		{"HOME": "/h", "XDG_CONFIG_HOME": "/c"},
+		{"HOME": "/h"},
+		{"HOME": "/h", "XDG_CONFIG_HOME": "rel"},
+		{},
+	} {
+		for _, k := range []string{"HOME", "XDG_CONFIG_HOME", "USERPROFILE", "AppData"} {
+			if v, ok := env[k]; ok {
+				t.Setenv(k, v)
+			} else {
+				t.Setenv(k, "")
+			}
+		}
+		home, herr := Home(OS)
+		wantHome, wantHerr := os.UserHomeDir()
+		if home != wantHome || (herr == nil) != (wantHerr == nil) {
+			t.Errorf("%v: Home %q, %v; os %q, %v", env, home, herr, wantHome, wantHerr)
+		}
+		cfg, cerr := Config(OS)
+		wantCfg, wantCerr := os.UserConfigDir()
+		if cfg != wantCfg || (cerr == nil) != (wantCerr == nil) {
+			t.Errorf("%v: Config %q, %v; os %q, %v", env, cfg, cerr, wantCfg, wantCerr)
+		}
+	}
+}
+
+// The folders come from the environment given, not the process's.
+func TestFromTheEnvironmentGiven(t *testing.T) {
+	if runtime.GOOS == "windows" || runtime.GOOS == "darwin" {
+		t.Skip("XDG folders are for other systems")
+	}
+	t.Setenv("HOME", "/process-home")
+	env := map[string]string{"HOME": "/given"}
+	l := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	if h, _ := Home(l); h != "/given" {
+		t.Errorf("Home %q", h)
+	}
+	if c, _ := Config(l); c != filepath.Join("/given", ".config") {
+		t.Errorf("Config %q", c)
+	}
+	if d, _ := Data(l); d != filepath.Join("/given", ".local", "share") {
+		t.Errorf("Data %q", d)
+	}
+	env["XDG_DATA_HOME"] = "/data"
+	if d, _ := Data(l); d != "/data" {
+		t.Errorf("Data with XDG_DATA_HOME %q", d)
+	}
+	delete(env, "HOME")
+	delete(env, "XDG_DATA_HOME")
+	if d, err := Data(l); err == nil {
+		t.Errorf("Data without HOME: %q, no error", d)
+	}
+}

@@ -73,7 +73,11 @@ func Run(cfg Config, in io.Reader, out io.Writer) error {
 	m := New(cfg)
 	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithInput(in), tea.WithOutput(out))
 	if f, ok := out.(*os.File); !ok || !term.IsTerminal(f.Fd()) {
-		go p.Send(tea.WindowSizeMsg{Width: envInt("COLUMNS", 80), Height: envInt("LINES", 24)})
+		getenv := cfg.Getenv
+		if getenv == nil {
+			getenv = os.Getenv
+		}
+		go p.Send(tea.WindowSizeMsg{Width: envInt(getenv, "COLUMNS", 80), Height: envInt(getenv, "LINES", 24)})
 	}
 	_, err := p.Run()
 	m.chat.stop()
@@ -93,8 +97,8 @@ func softMemoryLimit() {
 	}
 }
 
-func envInt(name string, def int) int {
-	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
+func envInt(getenv func(string) string, name string, def int) int {
+	if n, err := strconv.Atoi(getenv(name)); err == nil && n > 0 {
 		return n
 	}
 	return def

@@ -34,6 +34,8 @@ type Config struct {
 	// Now and Location make ages and times reproducible in tests.
 	Now      func() time.Time
 	Location *time.Location
+	// Getenv reads $COLUMNS and $LINES for Run; nil is os.Getenv.
+	Getenv func(string) string
 }
 
 // common is what every view shares: size, palette, keys, the store and

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/scrim-dev/scrim/internal/termsafe"
 	"github.com/scrim-dev/scrim/session"
 )
 
@@ -16,7 +17,7 @@ func inertText(s string) string {
 	if strings.Contains(s, "\r\n") {
 		s = strings.ReplaceAll(s, "\r\n", "\n")
 	}
-	s = Inert(s)
+	s = termsafe.Inert(s)
 	if strings.IndexByte(s, '\t') >= 0 {
 		s = strings.ReplaceAll(s, "\t", "    ")
 	}
@@ -26,7 +27,7 @@ func inertText(s string) string {
 // inertLine is Inert for one-line fields (titles, paths, model IDs): line
 // breaks and tabs become visible too, so a title cannot break the layout.
 func inertLine(s string) string {
-	s = Inert(s)
+	s = termsafe.Inert(s)
 	if strings.ContainsAny(s, "\n\t") {
 		s = strings.NewReplacer("\n", "\u2424", "\t", "\u2409").Replace(s)
 	}

@@ -1,0 +1,283 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/scrim-dev/scrim/assets"
+	"github.com/scrim-dev/scrim/internal/termsafe"
+	"github.com/scrim-dev/scrim/internal/userdirs"
+	"github.com/scrim-dev/scrim/policy"
+	"github.com/scrim-dev/scrim/session"
+)
+
+// Exit codes of the CLI contract.
+const (
+	exitOK      = 0
+	exitError   = 1
+	exitUsage   = 2
+	exitRefused = 3
+)
+
+// exitErr carries an exit code with the one-line message. A usage error
+// ends with a pointer to the command's help unless hinted says the message
+// already points somewhere.
+type exitErr struct {
+	code   int
+	err    error
+	hinted bool
+}
+
+func (e *exitErr) Error() string { return e.err.Error() }
+func (e *exitErr) Unwrap() error { return e.err }
+
+func usageError(format string, a ...any) error {
+	return &exitErr{code: exitUsage, err: fmt.Errorf(format, a...)}
+}
+
+// usageHint is usageError for a message that says itself where to look.
+func usageHint(format string, a ...any) error {
+	return &exitErr{code: exitUsage, err: fmt.Errorf(format, a...), hinted: true}
+}
+
+func refusedError(format string, a ...any) error {
+	return &exitErr{code: exitRefused, err: fmt.Errorf(format, a...)}
+}
+
+// Env is all scrim takes from the process it runs in: its environment
+// variables, streams and clock. Tests pass their own, so that they can run
+// side by side without touching the process's environment.
+type Env struct {
+	LookupEnv      func(string) (string, bool)
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	Now            func() time.Time
+}
+
+// OSEnv is the process's own environment, streams and clock.
+func OSEnv() Env {
+	return Env{LookupEnv: os.LookupEnv, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Now: time.Now}
+}
+
+// app is the state shared by all commands: global flags, the environment,
+// and the policy and store, opened on first use and closed when the command
+// ends.
+type app struct {
+	storeDir, policyFile, providersFile string
+
+	lookupEnv      func(string) (string, bool)
+	now            func() time.Time
+	stdin          io.Reader
+	stdout, stderr io.Writer
+
+	pol   *policy.Policy
+	store *session.Store
+}
+
+// Main runs scrim with args (without the program name) and returns its exit
+// code.
+func Main(args []string, env Env) (code int) {
+	a := &app{lookupEnv: env.LookupEnv, now: env.Now, stdin: env.Stdin, stdout: env.Stdout, stderr: env.Stderr}
+	if a.lookupEnv == nil {
+		a.lookupEnv = func(string) (string, bool) { return "", false }
+	}
+	if a.now == nil {
+		a.now = time.Now
+	}
+	stderr := a.stderr
+	defer func() {
+		if r := recover(); r != nil {
+			// One line, never a trace: a panic is a bug of scrim's or of a
+			// library's, and a damaged store is the likeliest cause of one
+			// inside Badger.
+			where := "scrim check"
+			if a.store != nil {
+				where += " " + a.store.Dir()
+			}
+			fmt.Fprintf(stderr, "scrim: internal error: %s (please report this; if the session store may be damaged, %s tells what can be recovered)\n",
+				oneLine(termsafe.Inert(fmt.Sprint(r))), where)
+			code = exitError
+		}
+		if a.store != nil {
+			if err := a.store.Close(); err != nil && code == exitOK {
+				fmt.Fprintf(stderr, "scrim: close session store: %v\n", err)
+				code = exitError
+			}
+		}
+	}()
+	root := a.rootCommand()
+	root.SetArgs(args)
+	root.SetIn(a.stdin)
+	root.SetOut(a.stdout)
+	root.SetErr(stderr)
+	cmd, err := root.ExecuteC()
+	if err == nil {
+		return exitOK
+	}
+	var de *session.DamagedError
+	if errors.As(err, &de) && de.Dir == "" && a.store != nil {
+		de.Dir = a.store.Dir() // the store layer did not know which folder
+	}
+	msg := oneLine(err.Error())
+	code = exitError
+	var ee *exitErr
+	if errors.As(err, &ee) {
+		code = ee.code
+	}
+	if code == exitUsage && !ee.hinted && cmd != nil {
+		msg += " (see: " + cmd.CommandPath() + " --help)"
+	}
+	// Messages quote paths, model IDs and provider errors: untrusted text.
+	fmt.Fprintf(stderr, "scrim: %s\n", termsafe.Inert(msg))
+	return code
+}
+
+// getenv is the environment variable k, "" when it is not set.
+func (a *app) getenv(k string) string {
+	v, _ := a.lookupEnv(k)
+	return v
+}
+
+// usage makes the errors of a cobra argument check usage errors (exit 2):
+// every command's Args goes through it, so that no error is classified by
+// its text.
+func usage(check cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := check(cmd, args); err != nil {
+			return &exitErr{code: exitUsage, err: err}
+		}
+		return nil
+	}
+}
+
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	s = strings.ReplaceAll(s, "\r", " ")
+	return strings.ReplaceAll(s, "\n", " ")
+}
+
+func (a *app) rootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "scrim",
+		Short:         "Inspect AI coding-agent sessions and see exactly what each model would be sent",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Args:          usage(cobra.NoArgs),
+		RunE:          func(*cobra.Command, []string) error { return a.runTUI() },
+	}
+	root.PersistentFlags().StringVar(&a.storeDir, "store", "", "session store folder (default $SCRIM_STORE, else the user data folder)")
+	root.PersistentFlags().StringVar(&a.policyFile, "policy", "", "policy file (default $SCRIM_POLICY, else <config>/scrim/policy.toml, else built-in)")
+	root.PersistentFlags().StringVar(&a.providersFile, "providers", "", "providers file (default <config>/scrim/providers.toml)")
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return &exitErr{code: exitUsage, err: err}
+	})
+	root.AddCommand(
+		newSessionsCmd(a), newNewCmd(a), newShowCmd(a), newRmCmd(a), newRenameCmd(a),
+		newImportCmd(a),
+		newToolCmd(a),
+		newRedactCmd(a),
+		newPolicyCmd(a),
+		newSendCmd(a),
+		newModelsCmd(a),
+		newDemoCmd(a),
+		newCheckCmd(a),
+	)
+	for _, c := range root.Commands() {
+		requireSubcommand(c)
+	}
+	return root
+}
+
+// requireSubcommand makes a command group (scrim tool, scrim policy) run
+// without one of its subcommands, or with an unknown one, a usage error that
+// names them, instead of help text and exit 0 that a script would take for
+// success. --help still prints the help.
+func requireSubcommand(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		requireSubcommand(sub)
+	}
+	if !c.HasSubCommands() {
+		return
+	}
+	var names []string
+	for _, sub := range c.Commands() {
+		if sub.IsAvailableCommand() {
+			names = append(names, sub.Name())
+		}
+	}
+	list := strings.Join(names, ", ")
+	c.Args = func(cmd *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			return usageError("unknown command %q for %q; it takes one of: %s", args[0], cmd.CommandPath(), list)
+		}
+		return nil
+	}
+	c.RunE = func(cmd *cobra.Command, _ []string) error {
+		return usageError("%s needs one of: %s", cmd.CommandPath(), list)
+	}
+}
+
+// Policy loads the policy on first use.
+func (a *app) Policy() (*policy.Policy, error) {
+	if a.pol == nil {
+		p, err := policy.ResolveEnv(a.policyFile, assets.DefaultPolicy, a.lookupEnv)
+		if err != nil {
+			return nil, err
+		}
+		a.pol = p
+	}
+	return a.pol, nil
+}
+
+// StoreDir is --store, else $SCRIM_STORE, else <user data dir>/scrim/store.
+func (a *app) StoreDir() (string, error) {
+	if a.storeDir != "" {
+		return a.storeDir, nil
+	}
+	if d := a.getenv("SCRIM_STORE"); d != "" {
+		return d, nil
+	}
+	d, err := userdirs.Data(a.lookupEnv)
+	if err != nil {
+		return "", fmt.Errorf("cannot find a folder for the session store (%v); pass --store DIR", err)
+	}
+	return filepath.Join(d, "scrim", "store"), nil
+}
+
+// Store opens the session store on first use; run closes it.
+func (a *app) Store() (*session.Store, error) {
+	if a.store == nil {
+		dir, err := a.StoreDir()
+		if err != nil {
+			return nil, err
+		}
+		if err := checkStoreDisk(dir); err != nil {
+			return nil, err
+		}
+		s, err := session.Open(dir)
+		if err != nil {
+			return nil, describeStoreErr(dir, err)
+		}
+		a.store = s
+	}
+	return a.store, nil
+}
+
+// formatFlag adds --format text|json to cmd.
+func formatFlag(cmd *cobra.Command, f *string) {
+	cmd.Flags().StringVar(f, "format", "text", "output format: text or json")
+}
+
+func checkFormat(f string) error {
+	if f != "text" && f != "json" {
+		return usageError("--format must be text or json, not %q", f)
+	}
+	return nil
+}

@@ -1,0 +1,248 @@
+//go:build unix
+
+package cli
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/scrim-dev/scrim/session"
+)
+
+// corruptStore builds a closed store with sessions whose messages are both
+// small (kept in Badger's tables) and large (in its value log), and returns
+// its folder and session IDs.
+func corruptStore(t *testing.T) (string, []string) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "store")
+	st, err := session.Open(dir)
+	must(t, err)
+	var ids []string
+	for s := range 3 {
+		h, err := st.Create(session.Header{Title: fmt.Sprintf("session %d", s)})
+		must(t, err)
+		var msgs []*session.Message
+		for i := range 40 {
+			text := fmt.Sprintf("message %d of session %d: continue with the parser", i, s)
+			if i%5 == 0 {
+				text += "\n" + strings.Repeat(fmt.Sprintf("line %d of a long tool result, to land in the value log\n", i), 40)
+			}
+			msgs = append(msgs, &session.Message{Role: session.RoleUser, Parts: []session.Part{{Kind: session.PartText, Text: text}}})
+		}
+		must(t, st.Append(h.ID, msgs...))
+		ids = append(ids, h.ID)
+	}
+	must(t, st.Close())
+	return dir, ids
+}
+
+// outputs runs what a user runs to read a store — the list and each
+// session — and returns each command's stdout, stderr and exit code.
+func outputs(t *testing.T, dir string, ids []string) []string {
+	t.Helper()
+	var out []string
+	for _, args := range append([][]string{{"sessions"}}, showArgs(ids)...) {
+		cmd := scrimProcess(t, append([]string{"--store", dir}, args...)...)
+		var so, se strings.Builder
+		cmd.Stdout, cmd.Stderr = &so, &se
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, fmt.Sprintf("%d\x00%s\x00%s", code, so.String(), se.String()))
+	}
+	return out
+}
+
+func showArgs(ids []string) [][]string {
+	var out [][]string
+	for _, id := range ids {
+		out = append(out, []string{"show", id})
+	}
+	return out
+}
+
+// TestByteFlipsAreReportedNeverSilent flips bytes all through each file of a
+// store, one flip at a time, and reads the store the way a user does. For
+// every flip, each command either prints exactly what it printed before,
+// or fails with one line saying the store is damaged and naming scrim check:
+// never changed text, never fewer messages without an error, never a
+// panic's trace.
+func TestByteFlipsAreReportedNeverSilent(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("flips a store's bytes a few hundred times")
+	}
+	pristine, ids := corruptStore(t)
+	want := outputs(t, pristine, ids)
+	for _, w := range want {
+		if !strings.HasPrefix(w, "0\x00") {
+			t.Fatalf("the pristine store does not read: %q", w)
+		}
+	}
+	files, _ := os.ReadDir(pristine)
+	var names []string
+	for _, f := range files {
+		if f.Type().IsRegular() && !strings.HasSuffix(f.Name(), ".lock") && f.Name() != "LOCK" {
+			names = append(names, f.Name())
+		}
+	}
+	sort.Strings(names)
+	// One subtest a file, side by side; the group returns when all are done.
+	var flips, silent atomic.Int64
+	t.Run("files", func(t *testing.T) {
+		for _, name := range names {
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				orig, err := os.ReadFile(filepath.Join(pristine, name))
+				must(t, err)
+				for _, at := range flipPlaces(len(orig)) {
+					flips.Add(1)
+					dir := filepath.Join(t.TempDir(), "store")
+					copyTree(t, pristine, dir)
+					b := append([]byte(nil), orig...)
+					b[at] ^= flipMask(at)
+					must(t, os.WriteFile(filepath.Join(dir, name), b, 0o600))
+					got := outputs(t, dir, ids)
+					for k := range got {
+						if got[k] == want[k] {
+							continue
+						}
+						code, rest, _ := strings.Cut(got[k], "\x00")
+						stdout, stderr, _ := strings.Cut(rest, "\x00")
+						damaged := code != "0" && strings.Count(strings.TrimSuffix(stderr, "\n"), "\n") == 0 &&
+							strings.Contains(stderr, "is damaged") && strings.Contains(stderr, "scrim check")
+						if !damaged {
+							silent.Add(1)
+							t.Errorf("%s byte %d of %d flipped: command %d: exit %s\nstdout %.300q\nstderr %.600q", name, at, len(orig), k, code, stdout, stderr)
+						}
+					}
+				}
+			})
+		}
+	})
+	t.Logf("%d flips in %d files", flips.Load(), len(names))
+	if n := silent.Load(); n > 0 {
+		t.Fatalf("%d reads were neither the original output nor a one-line damaged error", n)
+	}
+}
+
+// flipPlaces samples a file's bytes: all of a short file's first bytes (its
+// header), then evenly through the rest.
+func flipPlaces(n int) []int {
+	var out []int
+	for i := 0; i < min(n, 24); i++ {
+		out = append(out, i)
+	}
+	const samples = 48
+	for k := 1; k <= samples && n > 24; k++ {
+		out = append(out, 24+(n-24)*k/(samples+1))
+	}
+	return out
+}
+
+// flipMask changes one bit, a letter's case on the way (continue → contiNue).
+func flipMask(at int) byte {
+	if at%2 == 0 {
+		return 0x20
+	}
+	return 0x01
+}
+
+// TestCheckFindsDamageAndRepairCopiesWhatReads: scrim check says a whole
+// store is whole; after one byte of one session's long message flips, it
+// names that message, the session's show fails with the damaged line, and
+// --repair copies the other sessions exactly and the damaged one with what
+// reads, into a fresh store beside the old one, which is left as it was.
+func TestCheckFindsDamageAndRepairCopiesWhatReads(t *testing.T) {
+	t.Parallel()
+	isolate(t)
+	dir, ids := corruptStore(t)
+	out, stderr, code := scrim(t, "", "check", dir)
+	if code != exitOK || !strings.Contains(out, "ok: every checksum matches") || !strings.Contains(out, "3 sessions, 120 messages read") {
+		t.Fatalf("check of a whole store: exit %d\n%s%s", code, out, stderr)
+	}
+	var want []string
+	for _, id := range ids {
+		o, _, _ := scrim(t, "", "--store", dir, "show", id, "--format", "json")
+		want = append(want, o)
+	}
+
+	// Flip a byte inside message 6 of session 1, a value in the value log.
+	vlogs, _ := filepath.Glob(filepath.Join(dir, "*.vlog"))
+	flipped := false
+	for _, v := range vlogs {
+		b, _ := os.ReadFile(v)
+		if i := strings.Index(string(b), "message 5 of session 1:"); i >= 0 {
+			b[i+30] ^= 0x20
+			must(t, os.WriteFile(v, b, 0o600))
+			flipped = true
+		}
+	}
+	if !flipped {
+		t.Fatal("the long message is not in a value log")
+	}
+	out, _, code = scrim(t, "", "check", dir)
+	if code == exitOK || !strings.Contains(out, "session "+ids[1]+" message 6") || !strings.Contains(out, "message 6 cannot be read") {
+		t.Fatalf("check of the damaged store: exit %d\n%s", code, out)
+	}
+	_, stderr, code = scrim(t, "", "--store", dir, "show", ids[1])
+	if code == exitOK || !strings.Contains(stderr, "is damaged") || !strings.Contains(stderr, "scrim check") || strings.Count(stderr, "\n") != 1 {
+		t.Fatalf("show of the damaged session: exit %d %q", code, stderr)
+	}
+
+	before := dirBytes(t, dir)
+	if out2, _, _ := scrim(t, "", "check", dir); out2 != out {
+		t.Fatalf("a second check says otherwise:\n%s", out2)
+	}
+	out, stderr, code = scrim(t, "", "check", "--repair", dir)
+	if code != exitOK || !strings.Contains(out, "2 sessions whole, 1 partly") {
+		t.Fatalf("repair: exit %d\n%s%s", code, out, stderr)
+	}
+	if got := dirBytes(t, dir); got != before {
+		t.Fatal("check or repair changed the damaged store")
+	}
+	repaired, _ := filepath.Glob(dir + ".repaired-*")
+	if len(repaired) != 1 {
+		t.Fatalf("repaired stores: %v", repaired)
+	}
+	for i, id := range ids {
+		got, stderr, code := scrim(t, "", "--store", repaired[0], "show", id, "--format", "json")
+		if code != exitOK {
+			t.Fatalf("show %s in the repaired store: %s", id, stderr)
+		}
+		switch {
+		case i != 1 && got != want[i]:
+			t.Fatalf("session %d is not copied exactly:\n%s\nwant\n%s", i, got, want[i])
+		case i == 1 && (!strings.Contains(got, "could not be read") || strings.Count(got, `"role":"user"`) != 39):
+			t.Fatalf("the damaged session's copy:\n%.2000s", got)
+		}
+	}
+	if out, _, code := scrim(t, "", "check", repaired[0]); code != exitOK {
+		t.Fatalf("the repaired store does not check: %s", out)
+	}
+}
+
+// dirBytes is every file of dir, for telling whether it changed.
+func dirBytes(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if e.Name() == "scrim.lock" {
+			continue
+		}
+		data, _ := os.ReadFile(filepath.Join(dir, e.Name()))
+		fmt.Fprintf(&b, "%s %d %x\n", e.Name(), len(data), data)
+	}
+	return b.String()
+}

@@ -1,0 +1,294 @@
+package cli
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/scrim-dev/scrim/internal/termsafe"
+	"github.com/scrim-dev/scrim/redact"
+	"github.com/scrim-dev/scrim/runner"
+	"github.com/scrim-dev/scrim/session"
+)
+
+func newRedactCmd(a *app) *cobra.Command {
+	var model, format string
+	cmd := &cobra.Command{
+		Use:   "redact SESSION --model M",
+		Short: "Show exactly what model M would be sent of a session, and what was filtered and why",
+		Long: "Build the request for model M the way the runner does (runner.Build) and print its history:\n" +
+			"content from paths M's trust tier may not read is replaced by placeholders. The stored\n" +
+			"session is not changed. The report lists the denied paths and the rule that denied each.",
+		Args: usage(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkFormat(format); err != nil {
+				return err
+			}
+			if model == "" {
+				return usageError("scrim redact needs --model M, the model to preview (e.g. --model anthropic/claude-sonnet-4-5)")
+			}
+			st, err := a.Store()
+			if err != nil {
+				return err
+			}
+			id, err := st.Resolve(args[0])
+			if err != nil {
+				return err
+			}
+			pol, err := a.Policy()
+			if err != nil {
+				return err
+			}
+			msgs, bad, err := st.Messages(id)
+			if err != nil {
+				return err
+			}
+			if len(bad) > 0 {
+				// They cannot be sent either; say so rather than hide it.
+				fmt.Fprintf(a.stderr, "scrim: warning: %d stored messages of session %s cannot be decoded and are left out (first: %v)\n", len(bad), id, bad[0])
+			}
+			ctx, err := runner.Context(st, id, msgs, model, pol)
+			if err != nil {
+				return err
+			}
+			req := runner.BuildWith(msgs, id, model, pol, ctx)
+			per := redact.PerMessage(msgs, req.History)
+			w := bufio.NewWriterSize(a.stdout, 64<<10)
+			if format == "json" {
+				err = writeRedactJSON(w, req, per)
+			} else {
+				writeRedactText(w, req, per, len(msgs), pol.File)
+			}
+			if err != nil {
+				return err
+			}
+			return w.Flush()
+		},
+	}
+	cmd.Flags().StringVar(&model, "model", "", "model to preview, provider/model (required)")
+	formatFlag(cmd, &format)
+	return cmd
+}
+
+// writeRedactJSON writes {"session","model","tier","messages","report"},
+// each message compact on its own line in the stored shape, as show does (an
+// indenting encoder would reformat tool-call inputs). The report holds the
+// totals and, under "messages", what happened to each message.
+func writeRedactJSON(w io.Writer, req runner.Request, per []redact.MessageReport) error {
+	head, err := json.Marshal(struct {
+		Session string      `json:"session"`
+		Model   string      `json:"model"`
+		Tier    redact.Tier `json:"tier"`
+	}{req.SessionID, req.Model, req.Report.Tier})
+	if err != nil {
+		return err
+	}
+	io.WriteString(w, strings.TrimSuffix(string(head), "}")+`,"messages":[`)
+	for i := range req.History {
+		b, err := json.Marshal(&req.History[i])
+		if err != nil {
+			return err
+		}
+		if i > 0 {
+			io.WriteString(w, ",")
+		}
+		io.WriteString(w, "\n")
+		w.Write(b)
+	}
+	rep, err := json.Marshal(struct {
+		redact.Report
+		Messages []redact.MessageReport `json:"messages"`
+	}{req.Report, per})
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "\n],\"report\":%s}\n", rep)
+	return err
+}
+
+// Gutters mark every printed line, so content cannot pass itself off as a
+// placeholder: a file that contains placeholder text still prints under the
+// content gutter, and only parts that redact marked Redacted get the other.
+const (
+	gutterContent = "  │ "
+	gutterFilter  = "  ✖ "
+	gutterInfo    = "  · "
+)
+
+func writeRedactText(w io.Writer, req runner.Request, per []redact.MessageReport, stored int, policyFile string) {
+	rep := req.Report
+	fmt.Fprintf(w, "What %s would be sent of session %s (tier %s, label %q)\n\n",
+		termsafe.Inert(req.Model), req.SessionID, termsafe.Inert(rep.Tier.Name), termsafe.Inert(rep.Tier.Label))
+	for i := range req.History {
+		writeRedactMessage(w, &req.History[i])
+	}
+	fmt.Fprintf(w, "\nReport: %d of %d stored messages sent (%d events left out: never sent)\n", rep.Messages, stored, rep.Events)
+	fmt.Fprintf(w, "  filtered: %s in %s", plural(rep.RedactedParts, "part", "parts"), plural(rep.RedactedMessages, "message", "messages"))
+	if spans := rep.Derived + rep.Secrets; spans > 0 {
+		fmt.Fprintf(w, ", and %s inside parts", plural(spans, "span", "spans"))
+	}
+	fmt.Fprintln(w)
+	if len(rep.DeniedPaths) == 0 {
+		fmt.Fprintln(w, "  denied paths: none")
+	} else {
+		fmt.Fprintf(w, "  denied paths (%d):\n", len(rep.DeniedPaths))
+	}
+	for _, d := range rep.DeniedPaths {
+		rule := "no read pattern matches"
+		if d.Pattern != "" {
+			rule = fmt.Sprintf("deny pattern %q", d.Pattern)
+			if d.Line > 0 {
+				rule += fmt.Sprintf(" (%s:%d)", policyFile, d.Line)
+			}
+		} else if d.Reason != "" {
+			rule = d.Reason
+		}
+		fmt.Fprintf(w, "    %s  — %s\n", termsafe.Inert(d.Path), termsafe.Inert(rule))
+	}
+	writeSpanReport(w, req)
+	fmt.Fprintf(w, "  unknown source: %d tool results whose source is not (fully) known (scripts, the web, tools scrim does not know): sent unchecked\n", rep.UnknownSource)
+	if rep.Withheld > 0 {
+		fmt.Fprintf(w, "  withheld: %d results of unknown source (tier %s accepts only content whose source is known)\n", rep.Withheld, termsafe.Inert(rep.Tier.Name))
+	}
+	if len(per) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "  per message:")
+	for _, r := range per {
+		var what []string
+		for _, x := range r.Redacted {
+			switch x.Kind {
+			case "derived":
+				what = append(what, "derived from "+termsafe.Inert(x.Path))
+			case "secret":
+				what = append(what, "secret: "+termsafe.Inert(x.Rule))
+			default:
+				what = append(what, "filtered "+termsafe.Inert(x.Path))
+			}
+		}
+		if r.UnknownSource != nil {
+			state := "sent unchecked"
+			if r.Withheld {
+				state = "withheld"
+			} else if len(r.Redacted) > 0 && !hasUnredacted(req, r.Seq) {
+				state = "filtered"
+			}
+			what = append(what, "unknown source ("+termsafe.Inert(oneLine(*r.UnknownSource))+"): "+state)
+		}
+		fmt.Fprintf(w, "    #%-5d %s\n", r.Seq, strings.Join(what, "; "))
+	}
+}
+
+// writeSpanReport says what derived and secret redaction replaced, for a
+// tier that asks for them.
+func writeSpanReport(w io.Writer, req runner.Request) {
+	rep := req.Report
+	if req.Tier.RedactsDerived() {
+		fmt.Fprintf(w, "  derived: %s that repeat content of denied files, replaced by that file's placeholder\n", plural(rep.Derived, "span", "spans"))
+		for _, d := range rep.DerivedFrom {
+			fmt.Fprintf(w, "    derived from %s  — %s\n", termsafe.Inert(d.Path), plural(d.Spans, "span", "spans"))
+		}
+	}
+	if req.Tier.RedactsSecrets() {
+		fmt.Fprintf(w, "  secrets: %s replaced (gitleaks default rules)\n", plural(rep.Secrets, "credential", "credentials"))
+		for _, r := range rep.SecretRules {
+			fmt.Fprintf(w, "    secret: %s  — %d\n", termsafe.Inert(r.Rule), r.Spans)
+		}
+	}
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// hasUnredacted reports whether the sent message seq still holds content
+// that no placeholder replaced.
+func hasUnredacted(req runner.Request, seq uint64) bool {
+	for i := range req.History {
+		if req.History[i].Seq != seq {
+			continue
+		}
+		for _, p := range req.History[i].Parts {
+			if !p.Redacted && p.Kind != session.PartToolCall {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func writeRedactMessage(w io.Writer, m *session.Message) {
+	head := fmt.Sprintf("#%d %s", m.Seq, m.Role)
+	if m.Tool != "" {
+		head += " " + m.Tool
+	}
+	if m.Model != "" {
+		head += " (" + m.Model + ")"
+	}
+	if m.IsError {
+		head += " error"
+	}
+	fmt.Fprintln(w, termsafe.Inert(oneLine(head)))
+	if why, ok := m.Unknown(); ok && !redactedWhole(m) {
+		fmt.Fprintln(w, gutterInfo+"unknown source, sent unchecked: "+termsafe.Inert(oneLine(why)))
+	}
+	if !m.Attributed() && len(m.Meta.SourcePaths) > 0 && !redactedWhole(m) {
+		fmt.Fprintln(w, gutterInfo+"from "+termsafe.Inert(oneLine(strings.Join(m.Meta.SourcePaths, ", "))))
+	}
+	for _, p := range m.Parts {
+		switch {
+		case p.Redacted:
+			fmt.Fprintln(w, gutterFilter+termsafe.Inert(oneLine(p.Text)))
+		case p.Kind == session.PartToolCall:
+			gutter := gutterInfo
+			if len(p.Filtered) > 0 {
+				gutter = gutterFilter // a placeholder inside the input
+			}
+			fmt.Fprintln(w, gutter+termsafe.Inert(oneLine("call "+p.Name+" "+string(p.Input))))
+		default:
+			if p.SourcePath != "" {
+				fmt.Fprintln(w, gutterInfo+"from "+termsafe.Inert(oneLine(p.SourcePath)))
+			}
+			writeMarked(w, p.Text, p.Filtered)
+		}
+	}
+}
+
+// redactedWhole reports whether every part of m was replaced.
+func redactedWhole(m *session.Message) bool {
+	for _, p := range m.Parts {
+		if !p.Redacted {
+			return false
+		}
+	}
+	return len(m.Parts) > 0
+}
+
+func writeGuttered(w io.Writer, text string) { writeMarked(w, text, nil) }
+
+// writeMarked writes text a line at a time, each under the content gutter,
+// or under the placeholder gutter when a placeholder that redact put there
+// (filtered, in text's own units) is on it.
+func writeMarked(w io.Writer, text string, filtered []session.Filtered) {
+	text = strings.TrimSuffix(text, "\n")
+	at := 0
+	for line := range strings.SplitSeq(text, "\n") {
+		gutter := gutterContent
+		for _, f := range filtered {
+			if f.Key < 0 && f.Start < at+len(line)+1 && f.End > at {
+				gutter = gutterFilter
+			}
+		}
+		io.WriteString(w, gutter)
+		io.WriteString(w, termsafe.Inert(line))
+		io.WriteString(w, "\n")
+		at += len(line) + 1
+	}
+}

@@ -1,0 +1,115 @@
+//go:build unix
+
+package cli
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/scrim-dev/scrim/session/importers/importtest"
+)
+
+// spanBenchPolicy denies one package of the generated project and redacts
+// derived content and credentials, like the built-in cloud tier.
+const spanBenchPolicy = `
+default_tier = "cloud"
+
+[tiers.cloud]
+label   = "cloud"
+read    = ["/**"]
+deny    = ["/home/dev/big/pkg3/**", "**/.env"]
+derived = "redact"
+secrets = "redact"
+
+[tiers.paths]
+label = "paths only"
+read  = ["/**"]
+deny  = ["/home/dev/big/pkg3/**", "**/.env"]
+
+[[models]]
+match = "paths/*"
+tier  = "paths"
+`
+
+// BenchmarkRedactProcess20k runs the real scrim binary, as a user would, on
+// an imported Claude Code session of about 20,000 messages: `scrim show`,
+// `scrim redact` for a tier without derived and secret redaction, and for
+// one with both — warm (the credential findings are in the store) and
+// first (a copy of the store as the import left it: every message is
+// scanned, and the findings stored).
+func BenchmarkRedactProcess20k(b *testing.B) {
+	dir := b.TempDir()
+	file := filepath.Join(dir, "big.jsonl")
+	f, err := os.Create(file)
+	if err != nil {
+		b.Fatal(err)
+	}
+	n, err := importtest.WriteClaudeTranscript(f, 175<<20)
+	if err != nil {
+		b.Fatal(err)
+	}
+	f.Close()
+	pristine := filepath.Join(dir, "pristine")
+	pol := filepath.Join(dir, "policy.toml")
+	if err := os.WriteFile(pol, []byte(spanBenchPolicy), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	if out, err := scrimProcess(b, "--store", pristine, "import", "claude", file).CombinedOutput(); err != nil {
+		b.Fatalf("import: %v %s", err, out)
+	}
+	id := importedSession(b, pristine, file)
+	b.Logf("%d messages", n)
+
+	run := func(b *testing.B, store string, args ...string) time.Duration {
+		cmd := scrimProcess(b, append([]string{"--store", store, "--policy", pol}, args...)...)
+		var errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = io.Discard, &errb
+		start := time.Now()
+		if err := cmd.Run(); err != nil || errb.Len() > 0 {
+			b.Fatalf("scrim %s: %v %s", strings.Join(args, " "), err, errb.String())
+		}
+		return time.Since(start)
+	}
+	warm := filepath.Join(dir, "warm")
+	copyDir(b, pristine, warm)
+	run(b, warm, "redact", id, "--model", "anthropic/x") // scan once
+	for _, tc := range []struct {
+		name  string
+		first bool
+		args  []string
+	}{
+		{"show", false, []string{"show", id}},
+		{"redact-paths-only", false, []string{"redact", id, "--model", "paths/x"}},
+		{"redact-derived-secrets-warm", false, []string{"redact", id, "--model", "anthropic/x"}},
+		{"redact-derived-secrets-first", true, []string{"redact", id, "--model", "anthropic/x"}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			var total time.Duration
+			for i := 0; i < b.N; i++ {
+				store := warm
+				if tc.first {
+					b.StopTimer()
+					store = filepath.Join(dir, "first")
+					os.RemoveAll(store)
+					copyDir(b, pristine, store)
+					b.StartTimer()
+				}
+				total += run(b, store, tc.args...)
+			}
+			b.ReportMetric(float64(total)/float64(time.Millisecond)/float64(b.N), "wall-ms/op")
+		})
+	}
+}
+
+func copyDir(b *testing.B, from, to string) {
+	b.Helper()
+	if out, err := exec.Command("cp", "-r", from, to).CombinedOutput(); err != nil {
+		b.Fatalf("cp: %v %s", err, out)
+	}
+}

@@ -2,10 +2,12 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
 	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -15,10 +17,40 @@ import (
 // test binary re-executes itself with SCRIM_TEST_MAIN=1 and behaves as scrim.
 // Lock, crash and signal tests need a real second process.
 func TestMain(m *testing.M) {
-	if os.Getenv("SCRIM_TEST_MAIN") == "1" {
+	switch os.Getenv("SCRIM_TEST_MAIN") {
+	case "1":
 		os.Exit(Main(os.Args[1:], OSEnv()))
+	case "commands":
+		runCommands(os.Args[1:])
+		os.Exit(0)
 	}
 	os.Exit(m.Run())
+}
+
+// commandResult is one command's outcome, as runCommands writes it.
+type commandResult struct {
+	Code           int
+	Stdout, Stderr string
+}
+
+// runCommands runs the commands in args, separated by "::", one after the
+// other, each a fresh Main with the process's environment, and writes each
+// one's commandResult to stdout as a JSON line.
+func runCommands(args []string) {
+	enc := json.NewEncoder(os.Stdout)
+	for len(args) > 0 {
+		cmd := args
+		if i := slices.Index(args, "::"); i >= 0 {
+			cmd, args = args[:i], args[i+1:]
+		} else {
+			args = nil
+		}
+		var out, errb bytes.Buffer
+		env := OSEnv()
+		env.Stdin, env.Stdout, env.Stderr = strings.NewReader(""), &out, &errb
+		code := Main(cmd, env)
+		enc.Encode(commandResult{code, out.String(), errb.String()})
+	}
 }
 
 // A test's environment: what scrim sees as its environment variables when

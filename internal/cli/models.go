@@ -27,11 +27,7 @@ Any provider/model ID works with 'scrim send' even when it is not listed.`,
 			if err := checkFormat(format); err != nil {
 				return err
 			}
-			pol, err := a.Policy()
-			if err != nil {
-				return err
-			}
-			provs, err := a.Providers()
+			pol, provs, err := a.policyAndProviders()
 			if err != nil {
 				return err
 			}

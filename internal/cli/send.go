@@ -11,12 +11,27 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/scrim-dev/scrim/internal/termsafe"
+	"github.com/scrim-dev/scrim/policy"
 	"github.com/scrim-dev/scrim/runner"
 )
 
 // Providers loads --providers, else the default providers file.
 func (a *app) Providers() (*runner.Providers, error) {
 	return runner.LoadProvidersEnv(a.providersFile, a.lookupEnv)
+}
+
+// policyAndProviders is what every command that talks to models loads
+// first; the caller closes the providers.
+func (a *app) policyAndProviders() (*policy.Policy, *runner.Providers, error) {
+	pol, err := a.Policy()
+	if err != nil {
+		return nil, nil, err
+	}
+	provs, err := a.Providers()
+	if err != nil {
+		return nil, nil, err
+	}
+	return pol, provs, nil
 }
 
 func newSendCmd(a *app) *cobra.Command {
@@ -71,11 +86,7 @@ func sendPrompt(stdin io.Reader, args []string, cont bool) (string, error) {
 }
 
 func (a *app) send(ref, model, prompt string) error {
-	pol, err := a.Policy()
-	if err != nil {
-		return err
-	}
-	provs, err := a.Providers()
+	pol, provs, err := a.policyAndProviders()
 	if err != nil {
 		return err
 	}

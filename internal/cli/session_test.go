@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dgraph-io/badger/v4"
 
@@ -324,7 +325,13 @@ func TestShowReportsCorruptRecordAndShowsTheRest(t *testing.T) {
 // record would look to the store.
 func corrupt(t *testing.T, dir string, key, val []byte) {
 	t.Helper()
+	// The store was just closed, and a process another test is starting
+	// can hold its lock file open for a moment (see session.Open): retry.
 	db, err := badger.Open(badger.DefaultOptions(dir).WithLogger(nil))
+	for wait := 5 * time.Millisecond; err != nil && wait < time.Second; wait *= 2 {
+		time.Sleep(wait)
+		db, err = badger.Open(badger.DefaultOptions(dir).WithLogger(nil))
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

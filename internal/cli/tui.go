@@ -9,11 +9,7 @@ import (
 
 // runTUI is plain `scrim`: the TUI on the user's store.
 func (a *app) runTUI() error {
-	pol, err := a.Policy()
-	if err != nil {
-		return err
-	}
-	provs, err := a.Providers()
+	pol, provs, err := a.policyAndProviders()
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scrim-dev/scrim/internal/policytest"
 	"github.com/scrim-dev/scrim/policy"
 	"github.com/scrim-dev/scrim/secrets"
 	"github.com/scrim-dev/scrim/session"
@@ -82,7 +83,7 @@ func newSpanFixture(t *testing.T) spanFixture {
 			t.Fatal(err)
 		}
 	}
-	pol := loadPolicy(t, spanPolicy)
+	pol := policytest.Policy(t, spanPolicy)
 	t.Setenv("AWS_ACCESS_KEY_ID", "AKIAQYLPMN5HHHFPZAM2")
 	t.Setenv("GITHUB_TOKEN", "ghp_R9bX2kQm7LpZ4vT8nW1cY6dF3hJ5sA0eG2uI")
 	env := tools.Env{Policy: pol, Model: "trusted/a", WorkDir: root}

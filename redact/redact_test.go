@@ -11,44 +11,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scrim-dev/scrim/internal/policytest"
 	"github.com/scrim-dev/scrim/policy"
 	"github.com/scrim-dev/scrim/session"
 	"github.com/scrim-dev/scrim/tools"
 )
 
-const testPolicy = `
-default_tier = "none"
-
-[tiers.all]
-label = "all"
-read  = ["/**"]
-
-[tiers.limited]
-label = "limited cloud"
-read  = ["/**"]
-deny  = ["**/secrets/**"]
-
-[tiers.none]
-label = "none"
-read  = []
-
-[[models]]
-match = "trusted/*"
-tier  = "all"
-
-[[models]]
-match = "limited/*"
-tier  = "limited"
-`
-
-func loadPolicy(t testing.TB, text string) *policy.Policy {
-	t.Helper()
-	p, err := policy.Parse([]byte(text), filepath.Join(t.TempDir(), "policy.toml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
+// testPolicy is the shared three tiers with the limited one labelled apart
+// from its name: placeholders and reports must show the label.
+var testPolicy = policytest.Labelled("limited cloud")
 
 // fixture is a real work tree and a history made by the real tools under the
 // trusted model, as an agent session would hold it.
@@ -79,7 +50,7 @@ func newFixture(t *testing.T) fixture {
 			t.Fatal(err)
 		}
 	}
-	f := fixture{root: root, pol: loadPolicy(t, testPolicy)}
+	f := fixture{root: root, pol: policytest.Policy(t, testPolicy)}
 	env := tools.Env{Policy: f.pol, Model: "trusted/a", WorkDir: root}
 	run := func(name string, in any) session.Message {
 		tool, _ := tools.Lookup(name)
@@ -197,9 +168,9 @@ func TestHistoryOnRealToolResults(t *testing.T) {
 		want := Report{
 			Tier: Tier{Name: "limited", Label: "limited cloud"}, Messages: 7, RedactedMessages: 2, RedactedParts: 3,
 			UnknownSource: 1, Events: 1, // the script's output; glob's names are no file's content
-			DeniedPaths: []DeniedPath{
-				{Path: key, Pattern: "**/secrets/**", Line: 11, Reason: `deny pattern "**/secrets/**" matches`},
-				{Path: second, Pattern: "**/secrets/**", Line: 11, Reason: `deny pattern "**/secrets/**" matches`},
+			DeniedPaths: []DeniedPath{ // the deny pattern is on line 12 of policytest.Tiers
+				{Path: key, Pattern: "**/secrets/**", Line: 12, Reason: `deny pattern "**/secrets/**" matches`},
+				{Path: second, Pattern: "**/secrets/**", Line: 12, Reason: `deny pattern "**/secrets/**" matches`},
 			},
 			DerivedFrom: []PathCount{}, SecretRules: []RuleCount{},
 		}
@@ -241,7 +212,7 @@ func TestHistoryOnRealToolResults(t *testing.T) {
 }
 
 func TestHistoryWholeMessageAttribution(t *testing.T) {
-	pol := loadPolicy(t, testPolicy)
+	pol := policytest.Policy(t, testPolicy)
 	msg := func(paths []string, parts ...session.Part) session.Message {
 		return session.Message{Role: session.RoleTool, Tool: "read", Parts: parts, Meta: session.Meta{SourcePaths: paths}}
 	}
@@ -282,7 +253,7 @@ func TestHistoryWholeMessageAttribution(t *testing.T) {
 }
 
 func TestDefaultTierAndUndecidablePathsFailClosed(t *testing.T) {
-	pol := loadPolicy(t, testPolicy)
+	pol := policytest.Policy(t, testPolicy)
 	in := []session.Message{{Role: session.RoleTool, Parts: []session.Part{{Kind: session.PartText, Text: "x", SourcePath: "/etc/hosts"}, {Kind: session.PartText, Text: "y", SourcePath: "/bad\x00path"}}, Meta: session.Meta{SourcePaths: []string{"/etc/hosts", "/bad\x00path"}}}}
 	out, rep := History(in, "unknown/model", pol)
 	if rep.Tier.Name != "none" || len(out[0].Parts) != 2 || !out[0].Parts[0].Redacted || !out[0].Parts[1].Redacted {
@@ -298,7 +269,7 @@ func TestDefaultTierAndUndecidablePathsFailClosed(t *testing.T) {
 // whether the history is cut as usual or into seven chunks, each noting the
 // same paths in a map of its own.
 func TestDecisionsAreMemoised(t *testing.T) {
-	pol := loadPolicy(t, testPolicy)
+	pol := policytest.Policy(t, testPolicy)
 	for _, tc := range []struct {
 		distinct int
 		l        layout

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/scrim-dev/scrim/internal/policytest"
 	"github.com/scrim-dev/scrim/policy"
 )
 
@@ -45,7 +46,7 @@ func benchTree(b *testing.B, files int) string {
 
 func BenchmarkRead(b *testing.B) {
 	root := benchTree(b, 1)
-	env := Env{Policy: loadPolicy(b), Model: "trusted/m", WorkDir: root}
+	env := Env{Policy: policytest.Policy(b, policytest.Tiers), Model: "trusted/m", WorkDir: root}
 	input := json.RawMessage(`{"path":"src/pkg0/deep/file0.go"}`)
 	for _, bm := range benchModes {
 		b.Run(bm.name, func(b *testing.B) {
@@ -62,7 +63,7 @@ func BenchmarkRead(b *testing.B) {
 
 func BenchmarkGrep(b *testing.B) {
 	root := benchTree(b, 100)
-	env := Env{Policy: loadPolicy(b), Model: "trusted/m", WorkDir: root}
+	env := Env{Policy: policytest.Policy(b, policytest.Tiers), Model: "trusted/m", WorkDir: root}
 	input := json.RawMessage(`{"pattern":"needle","max_matches":2000}`)
 	for _, bm := range benchModes {
 		b.Run(bm.name, func(b *testing.B) {

@@ -9,43 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scrim-dev/scrim/internal/policytest"
 	"github.com/scrim-dev/scrim/policy"
 	"github.com/scrim-dev/scrim/session"
 )
-
-const testPolicy = `
-default_tier = "none"
-
-[tiers.all]
-label = "all"
-read  = ["/**"]
-
-[tiers.limited]
-label = "limited"
-read  = ["/**"]
-deny  = ["**/secrets/**"]
-
-[tiers.none]
-label = "none"
-read  = []
-
-[[models]]
-match = "trusted/*"
-tier  = "all"
-
-[[models]]
-match = "limited/*"
-tier  = "limited"
-`
-
-func loadPolicy(t testing.TB) *policy.Policy {
-	t.Helper()
-	p, err := policy.Parse([]byte(testPolicy), filepath.Join(t.TempDir(), "policy.toml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
 
 // tempTree makes a folder with the given files (path → content; a content
 // starting with "->" makes a symlink to the rest) and returns its canonical path.
@@ -80,7 +47,7 @@ func tempTree(t testing.TB, files map[string]string) string {
 }
 
 func envFor(t testing.TB, model, workDir string) Env {
-	return Env{Policy: loadPolicy(t), Model: model, WorkDir: workDir}
+	return Env{Policy: policytest.Policy(t, policytest.Tiers), Model: model, WorkDir: workDir}
 }
 
 // runTool runs a registered tool with input marshalled from in.

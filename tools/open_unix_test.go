@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/scrim-dev/scrim/internal/policytest"
 )
 
 // TestFIFOIsRefusedAtOnce: opening a FIFO that no one writes to blocks
@@ -19,7 +21,7 @@ func TestFIFOIsRefusedAtOnce(t *testing.T) {
 	if err := syscall.Mkfifo(filepath.Join(root, "pipe"), 0o644); err != nil {
 		t.Skipf("cannot make a FIFO here: %v", err)
 	}
-	env := Env{Policy: loadPolicy(t), Model: "trusted/x", WorkDir: root}
+	env := Env{Policy: policytest.Policy(t, policytest.Tiers), Model: "trusted/x", WorkDir: root}
 	for _, path := range []string{"pipe", "pipe-link"} {
 		read, _ := Lookup("read")
 		m := read.Run(context.Background(), env, json.RawMessage(`{"path":"`+path+`"}`)).Message

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/scrim-dev/scrim/internal/policytest"
 )
 
 const raceSecret = "RACE-SECRET-71c2"
@@ -47,7 +49,7 @@ func TestNoLeakWhileThePathChanges(t *testing.T) {
 		"box/flip":     "public\n",
 		".altbox":      "->secrets",
 	})
-	env := Env{Policy: loadPolicy(t), Model: "limited/x", WorkDir: root}
+	env := Env{Policy: policytest.Policy(t, policytest.Tiers), Model: "limited/x", WorkDir: root}
 	cases := []struct{ name, tool, input, path, alt string }{
 		{"read, file swapped", "read", `{"path":"pub/flip"}`, "pub/flip", "pub/.alt"},
 		{"grep, file swapped", "grep", `{"pattern":"SECRET|public","path":"pub"}`, "pub/flip", "pub/.alt"},

@@ -5,7 +5,6 @@ import (
 	"io"
 	"strings"
 
-	"github.com/charmbracelet/bubbles/cursor"
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/list"
 	tea "github.com/charmbracelet/bubbletea"
@@ -78,16 +77,9 @@ func newPicker(c *common, choices []list.Item) *picker {
 			modelItem{id: c.model, note: "active", tierLine: c.st.tierBadge(tierOf(c, c.model))})
 		sel = len(items) - 1
 	}
-	l := list.New(items, modelDelegate{c: c}, 60, 12)
+	l := newList(c, items, modelDelegate{c: c}, 60, 12, 0, "model", "models")
 	l.Title = "Switch model: what is sent follows its tier"
-	l.KeyMap = c.keys.listKeys()
-	l.DisableQuitKeybindings()
-	l.SetShowHelp(false)
-	l.SetStatusBarItemName("model", "models")
-	l.FilterInput.Cursor.SetMode(cursor.CursorStatic)
-	l.Styles.TitleBar = lipgloss.NewStyle().Padding(0, 0, 1, 0)
 	l.Styles.Title = c.st.DialogTitle
-	l.Styles.StatusBar = c.st.Muted.Padding(0, 0, 1, 0)
 	l.Select(max(sel, 0))
 	return &picker{c: c, l: l}
 }

@@ -103,17 +103,27 @@ type viewKey struct {
 	minute           time.Time
 }
 
-func newSessionList(c *common, badge func(session.Header) string) sessionList {
-	l := list.New(nil, sessionDelegate{c: c, badge: badge}, 30, 10)
-	l.Title = "Sessions"
+// newList makes a bubbles list the way the TUI's lists are: our keys
+// (listKeys), no quit keys and no help of its own (the footer shows help), a
+// filter cursor that does not blink, and a blank line under the title and
+// under the status bar, which counts items as singular or plural; indent is
+// how far both stand in. The caller gives the title and its style.
+func newList(c *common, items []list.Item, d list.ItemDelegate, width, height, indent int, singular, plural string) list.Model {
+	l := list.New(items, d, width, height)
 	l.KeyMap = c.keys.listKeys()
 	l.DisableQuitKeybindings()
 	l.SetShowHelp(false)
-	l.SetStatusBarItemName("session", "sessions")
+	l.SetStatusBarItemName(singular, plural)
 	l.FilterInput.Cursor.SetMode(cursor.CursorStatic)
-	l.Styles.TitleBar = lipgloss.NewStyle().Padding(0, 0, 1, 1)
+	l.Styles.TitleBar = lipgloss.NewStyle().Padding(0, 0, 1, indent)
+	l.Styles.StatusBar = c.st.Muted.Padding(0, 0, 1, indent)
+	return l
+}
+
+func newSessionList(c *common, badge func(session.Header) string) sessionList {
+	l := newList(c, nil, sessionDelegate{c: c, badge: badge}, 30, 10, 1, "session", "sessions")
+	l.Title = "Sessions"
 	l.Styles.Title = c.st.Title
-	l.Styles.StatusBar = c.st.Muted.Padding(0, 0, 1, 1)
 	l.Styles.NoItems = c.st.Muted.Padding(0, 0, 0, 1)
 	return sessionList{c: c, l: l}
 }

@@ -12,35 +12,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scrim-dev/scrim/internal/policytest"
 	"github.com/scrim-dev/scrim/policy"
 	"github.com/scrim-dev/scrim/session"
 )
-
-const cliPolicy = `
-default_tier = "none"
-
-[tiers.all]
-label = "all"
-read  = ["/**"]
-tools = ["read", "grep", "glob", "bash", "webfetch"]
-
-[tiers.limited]
-label = "limited"
-read  = ["/**"]
-deny  = ["**/secrets/**"]
-
-[tiers.none]
-label = "none"
-read  = []
-
-[[models]]
-match = "trusted/*"
-tier  = "all"
-
-[[models]]
-match = "limited/*"
-tier  = "limited"
-`
 
 // cliSecret has no hex digits after its prefix: Badger compresses table
 // blocks (Snappy), and a four-byte run of it that also stood in a random
@@ -48,8 +23,8 @@ tier  = "limited"
 // from storeBytesContain.
 const cliSecret = "sk-cli-qwzxjvkmpy"
 
-// toolFixture is a store, a policy file and a work tree with a session whose
-// working folder is the tree.
+// toolFixture is a store, a policy file (policytest.Tiers) and a work tree
+// with a session whose working folder is the tree.
 type toolFixture struct {
 	store, policy, work, session string
 }
@@ -76,7 +51,7 @@ func newToolFixture(t *testing.T) toolFixture {
 		}
 	}
 	f := toolFixture{store: t.TempDir(), policy: filepath.Join(t.TempDir(), "policy.toml"), work: work}
-	if err := os.WriteFile(f.policy, []byte(cliPolicy), 0o644); err != nil {
+	if err := os.WriteFile(f.policy, []byte(policytest.Tiers), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	st, err := session.Open(f.store)

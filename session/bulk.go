@@ -63,11 +63,11 @@ var active = struct {
 
 func markerKey(id string) []byte { return []byte("i/" + id) }
 
-// BeginBulk starts an import. It first removes what crashed imports left.
+// BeginBulk starts an import. What crashed imports left is not its
+// business: an import run calls CleanImports once, before its first Bulk
+// (a prefix scan per file made re-importing a tree quadratic), and the
+// records a crash left beyond a session's Count are never read.
 func (s *Store) BeginBulk() (*Bulk, error) {
-	if err := s.CleanImports(); err != nil {
-		return nil, err
-	}
 	return &Bulk{s: s, wb: s.db.NewWriteBatch(), sessions: map[string]*bulkSession{}}, nil
 }
 
@@ -390,13 +390,24 @@ func (b *Bulk) Cancel() {
 	if b.done {
 		return
 	}
-	b.finish()
-	_ = b.s.CleanImports()
+	b.done = true
+	b.wb.Cancel()
+	// While the sessions are still locked: no writer can have added to
+	// them since. What fails here, the next CleanImports removes.
+	for _, id := range b.order {
+		_ = b.s.cleanImport(id)
+	}
+	b.release()
 }
 
 func (b *Bulk) finish() {
 	b.done = true
 	b.wb.Cancel()
+	b.release()
+}
+
+// release unlocks the sessions and marks them no longer written.
+func (b *Bulk) release() {
 	for _, id := range b.order {
 		b.sessions[id].unlock()
 	}

@@ -20,9 +20,19 @@ type Origin struct {
 	Sessions map[string]string `json:"sessions"`
 	Offset   int64             `json:"offset"` // bytes imported: whole lines only
 	Lines    int64             `json:"lines"`  // lines imported
-	// SHA256 is the hex digest of the file's first Offset bytes: if they
-	// changed, the file was rewritten and is imported afresh.
-	SHA256 string `json:"sha256"`
+	// SHA256 is the hex digest of the file's first Offset bytes, in records
+	// older scrims wrote: if they changed, the file was rewritten and is
+	// imported afresh. Newer records have Head and Tail instead.
+	SHA256 string `json:"sha256,omitempty"`
+	// Head and Tail are the hex SHA-256 digests of the first and the last
+	// (up to) 64 KiB of the file's first Offset bytes: a file that grew is
+	// resumed when both still match, without reading all it held.
+	Head string `json:"head,omitempty"`
+	Tail string `json:"tail,omitempty"`
+	// Size and ModTime (Unix nanoseconds) are the file's when the import
+	// began: a file that still has both is unchanged, and is not opened.
+	Size    int64 `json:"size,omitempty"`
+	ModTime int64 `json:"modTime,omitempty"`
 	// State is the importer's own continuation state (open tool calls…).
 	State      json.RawMessage `json:"state,omitempty"`
 	ImportedAt time.Time       `json:"importedAt"`

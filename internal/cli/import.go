@@ -1,11 +1,9 @@
 package cli
 
 import (
-	"bytes"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"strings"
 
@@ -79,20 +77,16 @@ func (a *app) runImport(agent string, paths []string) error {
 	defer debug.SetGCPercent(debug.SetGCPercent(25))
 	failed := 0
 	var total importers.Stats
-	for _, f := range files {
-		// A binary named by mistake would otherwise be read to its end and
-		// "import" quietly as nothing.
-		res, err := importers.Result{}, checkTranscriptText(f)
-		if err == nil {
-			res, err = importers.Import(st, agent, f, imp.factory)
-		}
+	var one error // the error of a single file, which is then the one line
+	err = importers.ImportFiles(st, agent, files, imp.factory, runtime.GOMAXPROCS(0), func(_ int, res importers.Result, err error) {
 		if err != nil {
 			if len(files) == 1 {
-				return err // one file: its error is the one line
+				one = err
+				return
 			}
 			failed++
 			fmt.Fprintf(a.stderr, "scrim: %s\n", oneLine(termsafe.Inert(err.Error())))
-			continue
+			return
 		}
 		// File names are untrusted text: printed inert, on one line.
 		fmt.Fprintln(a.stdout, oneLine(termsafe.Inert(res.String())))
@@ -100,6 +94,12 @@ func (a *app) runImport(agent string, paths []string) error {
 		total.Tagged += res.Tagged
 		total.Unknown += res.Unknown
 		total.Skipped += res.Skipped
+	})
+	if err != nil {
+		return err
+	}
+	if one != nil {
+		return one
 	}
 	if len(files) > 1 {
 		fmt.Fprintf(a.stdout, "%d files: %d messages, %d tool results tagged, %d unknown-source results, %d skipped lines\n",
@@ -107,22 +107,6 @@ func (a *app) runImport(agent string, paths []string) error {
 	}
 	if failed > 0 {
 		return fmt.Errorf("%d of %d files could not be imported (see above); fix or remove them and import again", failed, len(files))
-	}
-	return nil
-}
-
-// checkTranscriptText says so when a file is binary (a NUL byte in its first
-// 8,000 bytes, git's rule): JSON lines never hold one.
-func checkTranscriptText(path string) error {
-	file, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer file.Close()
-	head := make([]byte, 8000)
-	n, _ := io.ReadFull(file, head)
-	if bytes.IndexByte(head[:n], 0) >= 0 {
-		return fmt.Errorf("%s looks binary (NUL byte), not a JSON-lines transcript: is this the right file?", path)
 	}
 	return nil
 }

@@ -12,8 +12,8 @@ import (
 // without being held in memory.
 const MaxLine = 256 << 20
 
-// lineReader returns whole lines of any length from r, hashing exactly the
-// bytes it hands out as consumed.
+// lineReader returns whole lines of any length from r, counting (and, when
+// h is not nil, hashing) exactly the bytes it hands out as consumed.
 type lineReader struct {
 	r        *bufio.Reader
 	max      int // MaxLine; smaller in tests
@@ -82,7 +82,9 @@ func (l *lineReader) next() (line []byte, complete bool, err error) {
 
 // consume marks b (read and returned, or skipped) as imported.
 func (l *lineReader) consume(b []byte) {
-	l.h.Write(b)
+	if l.h != nil {
+		l.h.Write(b)
+	}
 	l.consumed += int64(len(b))
 }
 

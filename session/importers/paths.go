@@ -4,19 +4,25 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/scrim-dev/scrim/policy"
 )
 
 // Paths canonicalises the paths a transcript names, as they are on this
 // machine, remembering each answer (a transcript names the same files again
-// and again).
+// and again, and so do the other transcripts of its project). Safe for
+// concurrent use: the files of a run, imported side by side, share one.
 type Paths struct {
+	mu   sync.RWMutex
 	memo map[pathKey][]string
 	home string
 }
 
 type pathKey struct{ path, cwd string }
+
+// maxMemo bounds the answers a Paths keeps (a few MiB).
+const maxMemo = 1 << 15
 
 // NewPaths returns an empty resolver.
 func NewPaths() *Paths {
@@ -49,7 +55,10 @@ func (p *Paths) Forms(path, cwd string) []string {
 		return nil
 	}
 	key := pathKey{path, cwd}
-	if c, ok := p.memo[key]; ok {
+	p.mu.RLock()
+	c, ok := p.memo[key]
+	p.mu.RUnlock()
+	if ok {
 		return c
 	}
 	// Join without cleaning: "link/../x" is the link target's sibling, as
@@ -78,7 +87,12 @@ func (p *Paths) Forms(path, cwd string) []string {
 		}
 		forms = policy.Forms(abs)
 	}
+	p.mu.Lock()
+	if len(p.memo) >= maxMemo {
+		clear(p.memo) // a run over a whole tree would otherwise keep every path
+	}
 	p.memo[key] = forms
+	p.mu.Unlock()
 	return forms
 }
 

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/scrim-dev/scrim/policy"
 	"github.com/scrim-dev/scrim/session"
@@ -127,6 +128,13 @@ func plural(n uint64, one, many string) string {
 // added in scrim (or that an older scrim imported without counting) is kept.
 // Nothing a user wrote is ever deleted by an import.
 func Import(st *session.Store, agent, file string, newParser Factory) (Result, error) {
+	return importFile(st, agent, file, newParser, nil, false)
+}
+
+// importFile is Import with the path resolver shared by a run's files (nil:
+// a new one); checkBinary refuses a file that is not text (the import
+// command's files, which a user may have named by mistake).
+func importFile(st *session.Store, agent, file string, newParser Factory, paths *Paths, checkBinary bool) (Result, error) {
 	res := Result{Agent: agent}
 	abs, err := filepath.Abs(file)
 	if err != nil {
@@ -137,27 +145,48 @@ func Import(st *session.Store, agent, file string, newParser Factory) (Result, e
 		canon = abs
 	}
 	res.File = canon
+	fi, err := os.Stat(canon)
+	if err != nil {
+		return res, fmt.Errorf("import %s: %w", file, err)
+	}
+	rec, seen, err := st.Origin(canon)
+	if err != nil {
+		return res, err
+	}
+	// A file whose size and modification time are those the last import
+	// saw is unchanged: it costs a stat, not a read.
+	if seen && rec.Agent == agent && rec.Size == fi.Size() && rec.ModTime == fi.ModTime().UnixNano() && rec.Size > 0 && sessionsExist(st, &rec) {
+		res.Unchanged, res.SessionID = true, rec.Sessions[""]
+		return res, nil
+	}
 	f, err := os.Open(canon)
 	if err != nil {
 		return res, fmt.Errorf("import %s: %w", file, err)
 	}
 	defer f.Close()
-	rec, seen, err := st.Origin(canon)
-	if err != nil {
-		return res, err
+	if checkBinary {
+		if err := checkText(f, file); err != nil {
+			return res, err
+		}
 	}
 	b, err := st.BeginBulk()
 	if err != nil {
 		return res, err
 	}
 	defer b.Cancel()
-	h := sha256.New()
-	sink := &Sink{bulk: b, sessions: map[string]string{}, opened: map[string]bool{}, headers: map[string]session.Header{}, stats: &res.Stats}
+	if paths == nil {
+		paths = NewPaths()
+	}
+	sink := &Sink{bulk: b, sessions: map[string]string{}, opened: map[string]bool{}, headers: map[string]session.Header{}, stats: &res.Stats, paths: paths}
 	var state json.RawMessage
 	added := map[string]uint64{} // by session key: messages added in scrim, all told
 	addedKnown := true
+	var h hash.Hash // only to resume a record an older scrim wrote
+	if seen && rec.Head == "" {
+		h = sha256.New()
+	}
 	if seen {
-		resume, err := canResume(st, f, &rec, agent, h)
+		resume, err := canResume(st, f, fi, &rec, agent, h)
 		if err != nil {
 			return res, fmt.Errorf("import %s: %w", file, err)
 		}
@@ -184,7 +213,6 @@ func Import(st *session.Store, agent, file string, newParser Factory) (Result, e
 				}
 			}
 			added, addedKnown = map[string]uint64{}, true
-			h.Reset()
 			if _, err := f.Seek(0, io.SeekStart); err != nil {
 				return res, err
 			}
@@ -195,7 +223,7 @@ func Import(st *session.Store, agent, file string, newParser Factory) (Result, e
 	if err != nil {
 		return res, fmt.Errorf("import %s: %w", file, err)
 	}
-	lr := newLineReader(f, h)
+	lr := newLineReader(f, nil)
 	if err := readLines(lr, p, sink, &res); err != nil {
 		return res, fmt.Errorf("import %s: %w", file, err)
 	}
@@ -205,10 +233,6 @@ func Import(st *session.Store, agent, file string, newParser Factory) (Result, e
 	}
 	res.Skipped += lr.tooLong
 	res.SessionID = sink.sessions[""]
-	if res.Resumed && lr.consumed == 0 {
-		res.Unchanged, res.Resumed = true, false
-		return res, nil
-	}
 	newState, err := p.State()
 	if err != nil {
 		return res, fmt.Errorf("import %s: save parser state: %w", file, err)
@@ -216,8 +240,22 @@ func Import(st *session.Store, agent, file string, newParser Factory) (Result, e
 	o := &session.Origin{
 		File: canon, Agent: agent, Sessions: sink.sessions,
 		Offset: rec.Offset + lr.consumed, Lines: rec.Lines + int64(res.Lines),
-		SHA256: hex.EncodeToString(h.Sum(nil)), State: newState,
+		State: newState, Size: fi.Size(), ModTime: fi.ModTime().UnixNano(),
 		Counts: map[string]uint64{}, Added: added, AddedKnown: addedKnown,
+	}
+	if time.Since(fi.ModTime()) < racyWindow {
+		// Changed just now: a write in the same tick of the file system's
+		// clock could leave size and time as they are. Not trusted: the
+		// next import checks the file's ends instead.
+		o.ModTime = 0
+	}
+	if o.Head, o.Tail, err = headTail(f, o.Offset); err != nil {
+		return res, fmt.Errorf("import %s: %w", file, err)
+	}
+	if res.Resumed && lr.consumed == 0 {
+		// Nothing new (a touch, or an unfinished last line): only the
+		// record's size and time change, so that the next run is a stat.
+		res.Unchanged, res.Resumed = true, false
 	}
 	for k, id := range sink.sessions {
 		if n, ok := b.Count(id); ok {
@@ -230,6 +268,55 @@ func Import(st *session.Store, agent, file string, newParser Factory) (Result, e
 		return res, fmt.Errorf("import %s: %w", file, err)
 	}
 	return res, nil
+}
+
+// sessionsExist reports whether every session of rec is still in the store.
+func sessionsExist(st *session.Store, rec *session.Origin) bool {
+	for _, id := range rec.Sessions {
+		if _, err := st.Get(id); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// checkText says so when a file is binary (a NUL byte in its first 8,000
+// bytes, git's rule): JSON lines never hold one. A binary named by mistake
+// would otherwise be read to its end and "import" quietly as nothing.
+func checkText(f *os.File, name string) error {
+	head := make([]byte, 8000)
+	n, err := f.ReadAt(head, 0)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("import %s: %w", name, err)
+	}
+	if bytes.IndexByte(head[:n], 0) >= 0 {
+		return fmt.Errorf("%s looks binary (NUL byte), not a JSON-lines transcript: is this the right file?", name)
+	}
+	return nil
+}
+
+// racyWindow is how recent a modification time must be not to be trusted
+// to tell changes apart (file systems stamp times at a coarse tick; git
+// calls this racy).
+const racyWindow = 2 * time.Second
+
+// edge is how much of each end of a file's imported part Head and Tail hash.
+const edge = 64 << 10
+
+// headTail hashes the first and the last edge bytes of f's first n bytes.
+func headTail(f *os.File, n int64) (head, tail string, err error) {
+	sum := func(off, size int64) (string, error) {
+		h := sha256.New()
+		if _, err := io.Copy(h, io.NewSectionReader(f, off, size)); err != nil {
+			return "", err
+		}
+		return hex.EncodeToString(h.Sum(nil)), nil
+	}
+	if head, err = sum(0, min(n, edge)); err != nil {
+		return "", "", err
+	}
+	tail, err = sum(max(0, n-edge), min(n, edge))
+	return head, tail, err
 }
 
 // addedInScrim counts, by session key, the messages added in scrim to the
@@ -264,22 +351,24 @@ func sortedKeys(m map[string]string) []string {
 
 // canResume checks that the part of f imported before is unchanged, by the
 // same importer, and its sessions still exist. On true, f is positioned after
-// that part and h holds its hash state.
-func canResume(st *session.Store, f *os.File, rec *session.Origin, agent string, h hash.Hash) (bool, error) {
-	if rec.Agent != agent {
+// that part. A record with Head and Tail is checked on them: the file has
+// at least Offset bytes, and its first and last 64 KiB of them are those
+// imported. That catches what agents do to a transcript (Claude Code
+// rewrites it on /rewind and compaction: its end, or all of it, changes),
+// not a change in the middle that keeps both ends and the length (see
+// docs/sessions.md). A record an older scrim wrote is checked on the digest
+// of all of it, written into h.
+func canResume(st *session.Store, f *os.File, fi os.FileInfo, rec *session.Origin, agent string, h hash.Hash) (bool, error) {
+	if rec.Agent != agent || !sessionsExist(st, rec) || fi.Size() < rec.Offset {
 		return false, nil
 	}
-	for _, id := range rec.Sessions {
-		if _, err := st.Get(id); err != nil {
-			return false, nil // deleted since: import afresh
+	if rec.Head != "" {
+		head, tail, err := headTail(f, rec.Offset)
+		if err != nil || head != rec.Head || tail != rec.Tail {
+			return false, err
 		}
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		return false, err
-	}
-	if fi.Size() < rec.Offset {
-		return false, nil
+		_, err = f.Seek(rec.Offset, io.SeekStart)
+		return err == nil, err
 	}
 	if _, err := io.CopyN(h, f, rec.Offset); err != nil {
 		return false, err

@@ -11,9 +11,19 @@ type Sink struct {
 	bulk     *session.Bulk
 	sessions map[string]string // key → session ID, from earlier imports and this one
 	opened   map[string]bool   // keys registered with bulk in this import
+	paths    *Paths            // shared by the files of a run
 	headers  map[string]session.Header
 	stats    *Stats
 	err      error
+}
+
+// Paths is the path resolver of this import, shared by the files of a run
+// (they name the same files again and again).
+func (k *Sink) Paths() *Paths {
+	if k.paths == nil {
+		k.paths = NewPaths()
+	}
+	return k.paths
 }
 
 // Open declares session key with the header it gets if it is new (title,

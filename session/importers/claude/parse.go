@@ -38,7 +38,7 @@ type turn struct {
 // New is the importers.Factory for Claude Code transcripts.
 func New(sink *importers.Sink, file string, saved json.RawMessage) (importers.Parser, error) {
 	p := &parser{
-		sink: sink, file: file, paths: importers.NewPaths(),
+		sink: sink, file: file, paths: sink.Paths(),
 		agentFile: strings.HasPrefix(filepath.Base(file), "agent-"),
 		turns:     map[string]*turn{}, side: map[string]string{}, touched: map[string]bool{},
 	}

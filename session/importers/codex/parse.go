@@ -82,7 +82,7 @@ type command struct {
 
 // New is the importers.Factory for Codex rollouts.
 func New(sink *importers.Sink, file string, saved json.RawMessage) (importers.Parser, error) {
-	p := &parser{sink: sink, file: file, paths: importers.NewPaths()}
+	p := &parser{sink: sink, file: file, paths: sink.Paths()}
 	if len(saved) > 0 {
 		if err := json.Unmarshal(saved, &p.st); err != nil {
 			return nil, fmt.Errorf("saved codex import state is unreadable: %w", err)

@@ -15,28 +15,49 @@ import (
 // KiB, every 50th 150 KiB. It returns the number of messages an import makes
 // of it.
 func WriteClaudeTranscript(w io.Writer, size int64) (messages int, err error) {
+	return WriteClaude(w, size, ClaudeOptions{})
+}
+
+// ClaudeOptions vary a generated Claude Code transcript.
+type ClaudeOptions struct {
+	// ArrayResults writes tool results' content as an array of text
+	// blocks, as newer Claude Code versions do, instead of a string.
+	ArrayResults bool
+	SessionID    string // default "b16"
+	Cwd          string // default /home/dev/big
+	FirstTurn    int    // turn numbers (and so IDs) start here
+}
+
+// WriteClaude is WriteClaudeTranscript with options.
+func WriteClaude(w io.Writer, size int64, o ClaudeOptions) (messages int, err error) {
+	if o.SessionID == "" {
+		o.SessionID = "b16"
+	}
+	if o.Cwd == "" {
+		o.Cwd = "/home/dev/big"
+	}
 	bw := bufio.NewWriterSize(w, 1<<20)
 	cw := &countWriter{w: bw}
 	enc := json.NewEncoder(cw)
 	enc.SetEscapeHTML(false)
-	base := map[string]any{"isSidechain": false, "userType": "external", "cwd": "/home/dev/big", "sessionId": "b16", "version": "2.0.14"}
+	base := map[string]any{"isSidechain": false, "userType": "external", "cwd": o.Cwd, "sessionId": o.SessionID, "version": "2.0.14"}
 	line := func(fields map[string]any) error {
 		for k, v := range base {
 			fields[k] = v
 		}
 		return enc.Encode(fields)
 	}
-	for turn := 0; cw.n < size; turn++ {
+	for turn := o.FirstTurn; cw.n < size; turn++ {
 		ts := fmt.Sprintf("2025-06-01T10:%02d:%02d.000Z", turn/60%60, turn%60)
 		msgID := fmt.Sprintf("msg_%d", turn)
-		file := fmt.Sprintf("/home/dev/big/pkg%d/file%d.go", turn%37, turn)
+		file := fmt.Sprintf("%s/pkg%d/file%d.go", o.Cwd, turn%37, turn)
 		if err := line(map[string]any{"type": "user", "uuid": fmt.Sprintf("u%d", turn), "timestamp": ts,
 			"message": map[string]any{"role": "user", "content": fmt.Sprintf("Step %d: look at %s and fix what is wrong", turn, file)}}); err != nil {
 			return 0, err
 		}
 		calls := []map[string]any{
 			{"type": "tool_use", "id": fmt.Sprintf("r%d", turn), "name": "Read", "input": map[string]any{"file_path": file}},
-			{"type": "tool_use", "id": fmt.Sprintf("g%d", turn), "name": "Grep", "input": map[string]any{"pattern": "func", "path": "/home/dev/big", "output_mode": "content", "-n": true}},
+			{"type": "tool_use", "id": fmt.Sprintf("g%d", turn), "name": "Grep", "input": map[string]any{"pattern": "func", "path": o.Cwd, "output_mode": "content", "-n": true}},
 			{"type": "tool_use", "id": fmt.Sprintf("b%d", turn), "name": "Bash", "input": map[string]any{"command": "go test ./..."}},
 		}
 		blocks := append([]map[string]any{{"type": "text", "text": "Let me look at the code and run the tests."}}, calls...)
@@ -56,7 +77,7 @@ func WriteClaudeTranscript(w io.Writer, size int64) (messages int, err error) {
 		}
 		var grep strings.Builder
 		for i := 0; i < 30; i++ {
-			fmt.Fprintf(&grep, "/home/dev/big/pkg%d/file%d.go:%d:func F%d() {}\n", i, i*turn%97, i+1, i)
+			fmt.Fprintf(&grep, "%s/pkg%d/file%d.go:%d:func F%d() {}\n", o.Cwd, i, i*turn%97, i+1, i)
 		}
 		results := []struct {
 			id, text string
@@ -66,9 +87,15 @@ func WriteClaudeTranscript(w io.Writer, size int64) (messages int, err error) {
 			{fmt.Sprintf("g%d", turn), grep.String(), map[string]any{"mode": "content", "numFiles": 30, "content": grep.String()}},
 			{fmt.Sprintf("b%d", turn), strings.Repeat("ok  \tgithub.com/dev/big/pkg\t0.01s\n", 20), map[string]any{"stdout": "ok", "stderr": ""}},
 		}
+		content := func(text string) any {
+			if o.ArrayResults {
+				return []any{map[string]any{"type": "text", "text": text}}
+			}
+			return text
+		}
 		for _, r := range results {
 			if err := line(map[string]any{"type": "user", "uuid": "t" + r.id, "timestamp": ts, "toolUseResult": r.tur,
-				"message": map[string]any{"role": "user", "content": []any{map[string]any{"type": "tool_result", "tool_use_id": r.id, "content": r.text}}}}); err != nil {
+				"message": map[string]any{"role": "user", "content": []any{map[string]any{"type": "tool_result", "tool_use_id": r.id, "content": content(r.text)}}}}); err != nil {
 				return 0, err
 			}
 		}

@@ -1,0 +1,76 @@
+package importers
+
+import (
+	"path/filepath"
+	"sync"
+
+	"github.com/scrim-dev/scrim/policy"
+	"github.com/scrim-dev/scrim/session"
+)
+
+// ImportFiles imports files, transcripts of one agent, as `scrim import`
+// does: it first removes what crashed imports left (once, not per file),
+// then imports the files on workers goroutines side by side, each file
+// still all or nothing, sharing one path resolver (a project's transcripts
+// name the same files), and refusing files that are not text. done is
+// called once per file, in the order given, as soon as that file and all
+// before it are done. Names that lead to the same file are imported one
+// after the other, never side by side: the second finds the first's record.
+func ImportFiles(st *session.Store, agent string, files []string, newParser Factory, workers int, done func(i int, res Result, err error)) error {
+	if err := st.CleanImports(); err != nil {
+		return err
+	}
+	// One job per file, a file's names together.
+	var jobs [][]int
+	byFile := map[string]int{}
+	for i, f := range files {
+		key := f
+		if abs, err := filepath.Abs(f); err == nil {
+			key = abs
+			if c, err := policy.Canonical(abs); err == nil {
+				key = c
+			}
+		}
+		if j, ok := byFile[key]; ok {
+			jobs[j] = append(jobs[j], i)
+			continue
+		}
+		byFile[key] = len(jobs)
+		jobs = append(jobs, []int{i})
+	}
+	type outcome struct {
+		res Result
+		err error
+	}
+	results := make([]chan outcome, len(files))
+	for i := range results {
+		results[i] = make(chan outcome, 1)
+	}
+	queue := make(chan []int)
+	go func() {
+		for _, j := range jobs {
+			queue <- j
+		}
+		close(queue)
+	}()
+	paths := NewPaths()
+	var wg sync.WaitGroup
+	for range max(workers, 1) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for job := range queue {
+				for _, i := range job {
+					res, err := importFile(st, agent, files[i], newParser, paths, true)
+					results[i] <- outcome{res, err}
+				}
+			}
+		}()
+	}
+	for i := range files {
+		o := <-results[i]
+		done(i, o.res, o.err)
+	}
+	wg.Wait()
+	return nil
+}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -28,9 +29,13 @@ func BenchmarkImport(b *testing.B) {
 		generate func(io.Writer, int64) (int, error)
 	}{
 		{claude.Agent, claude.New, importtest.WriteClaudeTranscript},
+		{claude.Agent + "-array", claude.New, func(w io.Writer, n int64) (int, error) {
+			return importtest.WriteClaude(w, n, importtest.ClaudeOptions{ArrayResults: true})
+		}},
 		{codex.Agent, codex.New, importtest.WriteCodexRollout},
 	} {
-		b.Run(tc.agent, func(b *testing.B) { benchImport(b, tc.agent, tc.factory, tc.generate) })
+		agent, _, _ := strings.Cut(tc.agent, "-")
+		b.Run(tc.agent, func(b *testing.B) { benchImport(b, agent, tc.factory, tc.generate) })
 	}
 }
 

@@ -345,6 +345,42 @@ func validMembers(obj []byte, fn func(key, val []byte, start, end int) bool) (ok
 	return false
 }
 
+// ValidElements calls fn with each element of the JSON array arr, already
+// checked as encoding/json checks it (see ValidMembers), until fn returns
+// false. ok is false when arr is not read as an array.
+func ValidElements(arr []byte, fn func(v []byte) bool) (ok bool) {
+	i := skipSpace(arr, 0)
+	if i >= len(arr) || arr[i] != '[' {
+		return false
+	}
+	i = skipSpace(arr, i+1)
+	if i < len(arr) && arr[i] == ']' {
+		return true
+	}
+	for i < len(arr) {
+		end, ok := skipValidValue(arr, i)
+		if !ok {
+			return false
+		}
+		if !fn(arr[i:end]) {
+			return true
+		}
+		i = skipSpace(arr, end)
+		if i >= len(arr) {
+			return false
+		}
+		switch arr[i] {
+		case ']':
+			return true
+		case ',':
+			i = skipSpace(arr, i+1)
+		default:
+			return false
+		}
+	}
+	return false
+}
+
 // skipValidValue is skipValue for valid JSON (see ValidMembers).
 func skipValidValue(b []byte, i int) (end int, ok bool) {
 	if i >= len(b) {

@@ -195,11 +195,52 @@ func decodeBlocks(raw json.RawMessage) ([]block, bool) {
 		}
 		return []block{{Type: "text", Text: s}}, true
 	}
+	if bs, ok := textBlocks(raw); ok {
+		return bs, true
+	}
 	var bs []block
 	if err := json.Unmarshal(raw, &bs); err != nil {
 		return nil, false
 	}
 	return bs, true
+}
+
+// textBlocks reads an array of text blocks ({"type":"text","text":"…"},
+// what newer Claude Code writes as a tool result's content) without
+// encoding/json, which would scan and unescape the text a second time; raw
+// was checked when the line was decoded. ok is false for anything else (an
+// image, another key, a value that is not a string), which decodeBlocks
+// then hands to encoding/json, so both read the same.
+func textBlocks(raw []byte) (bs []block, ok bool) {
+	bad := false
+	ok = importers.ValidElements(raw, func(v []byte) bool {
+		var b block
+		fields := 0
+		importers.ValidMembers(v, func(k, val []byte) bool {
+			var dst *string
+			switch string(k) {
+			case "type":
+				dst = &b.Type
+			case "text":
+				dst = &b.Text
+			}
+			s, isString := importers.JSONString(val)
+			if dst == nil || !isString {
+				bad = true
+				return false
+			}
+			*dst = s
+			fields++
+			return true
+		})
+		if bad || fields == 0 || b.Type != "text" {
+			bad = true
+			return false
+		}
+		bs = append(bs, b)
+		return true
+	})
+	return bs, ok && !bad && len(bs) > 0
 }
 
 // resultText is a tool_result's content as the model saw it: text blocks

@@ -29,8 +29,20 @@ type Bulk struct {
 	replaced []string
 	unlocks  []func() // writer locks of the replaced sessions
 	pending  int      // bytes put since the last flush
-	done     bool
+	// Until an import holds flushBytes, its messages wait here and go in
+	// the commit's own transaction: a small transcript (most of a real
+	// ~/.claude) then costs one synced write, not three, and needs no
+	// markers, as nothing of it is written before it is whole.
+	held    []heldRecord
+	spilled bool // held was handed to the WriteBatch: markers are down
+	done    bool
 }
+
+type heldRecord struct{ key, val []byte }
+
+// maxHeld bounds the records held, well below what one Badger
+// transaction takes.
+const maxHeld = 4096
 
 type bulkSession struct {
 	unlock    func() // the store's per-session writer lock, held until the import ends
@@ -72,15 +84,16 @@ func (s *Store) BeginBulk() (*Bulk, error) {
 }
 
 // register marks id as being written, durably, before any of its messages
-// is. bs.unlock releases the session's writer lock, which the caller took
+// is (once the import spills; see held). bs.unlock releases the session's writer lock, which the caller took
 // and the import holds until it ends: no Append of this process can slip
 // messages in under the ones the import reserved.
 func (b *Bulk) register(bs *bulkSession) error {
 	id := bs.h.ID
-	err := b.s.db.Update(func(txn *badger.Txn) error { return txn.Set(markerKey(id), nil) })
-	if err != nil {
-		bs.unlock()
-		return fmt.Errorf("start import into session %s: %w", id, err)
+	if b.spilled {
+		if err := b.s.db.Update(func(txn *badger.Txn) error { return txn.Set(markerKey(id), nil) }); err != nil {
+			bs.unlock()
+			return fmt.Errorf("start import into session %s: %w", id, err)
+		}
 	}
 	active.Lock()
 	active.ids[b.s.dir+"\x00"+id]++
@@ -181,16 +194,54 @@ func (b *Bulk) Put(m *Message) error {
 	if err := b.s.room(len(v)); err != nil {
 		return err
 	}
-	if err := b.wb.Set(msgKey(m.SessionID, m.Seq), v); err != nil {
+	bs.put++
+	b.pending += len(v)
+	if !b.spilled {
+		b.held = append(b.held, heldRecord{msgKey(m.SessionID, m.Seq), v})
+		if b.pending < flushBytes && len(b.held) < maxHeld {
+			return b.noteMessage(bs, m)
+		}
+		if err := b.spill(); err != nil {
+			return fmt.Errorf("write session %s: %w", m.SessionID, err)
+		}
+	} else if err := b.wb.Set(msgKey(m.SessionID, m.Seq), v); err != nil {
 		return fmt.Errorf("write session %s message %d: %w", m.SessionID, m.Seq, err)
 	}
-	bs.put++
-	if b.pending += len(v); b.pending >= flushBytes {
+	if b.pending >= flushBytes {
 		if err := b.flush(); err != nil {
 			return fmt.Errorf("write session %s: %w", m.SessionID, err)
 		}
 		b.wb, b.pending = b.s.db.NewWriteBatch(), 0
 	}
+	return b.noteMessage(bs, m)
+}
+
+// spill starts streaming: the markers of the sessions so far go down,
+// durably, then the held records into the WriteBatch.
+func (b *Bulk) spill() error {
+	err := b.s.db.Update(func(txn *badger.Txn) error {
+		for _, id := range b.order {
+			if err := txn.Set(markerKey(id), nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	b.spilled = true
+	for _, r := range b.held {
+		if err := b.wb.Set(r.key, r.val); err != nil {
+			return err
+		}
+	}
+	b.held = nil
+	return nil
+}
+
+// noteMessage updates the header to commit for m.
+func (b *Bulk) noteMessage(bs *bulkSession, m *Message) error {
 	if m.Role == RoleAssistant && m.Model != "" {
 		bs.h.LastModel = m.Model
 	}
@@ -257,11 +308,18 @@ func (b *Bulk) Commit(o *Origin) (err error) {
 			return fmt.Errorf("session %s: %d messages reserved but %d written", id, bs.next-1-bs.committed, bs.put)
 		}
 	}
-	if err := b.flush(); err != nil {
-		return fmt.Errorf("write import: %w", err)
+	if b.spilled {
+		if err := b.flush(); err != nil {
+			return fmt.Errorf("write import: %w", err)
+		}
 	}
 	now := b.s.Now()
 	err = b.s.db.Update(func(txn *badger.Txn) error {
+		for _, r := range b.held {
+			if err := txn.Set(r.key, r.val); err != nil {
+				return err
+			}
+		}
 		if err := b.commitHeaders(txn, now); err != nil {
 			return err
 		}
@@ -279,9 +337,11 @@ func (b *Bulk) Commit(o *Origin) (err error) {
 				return err
 			}
 		}
-		for _, id := range b.order {
-			if err := txn.Delete(markerKey(id)); err != nil {
-				return err
+		if b.spilled {
+			for _, id := range b.order {
+				if err := txn.Delete(markerKey(id)); err != nil {
+					return err
+				}
 			}
 		}
 		return nil
@@ -394,8 +454,10 @@ func (b *Bulk) Cancel() {
 	b.wb.Cancel()
 	// While the sessions are still locked: no writer can have added to
 	// them since. What fails here, the next CleanImports removes.
-	for _, id := range b.order {
-		_ = b.s.cleanImport(id)
+	if b.spilled {
+		for _, id := range b.order {
+			_ = b.s.cleanImport(id)
+		}
 	}
 	b.release()
 }

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -193,4 +194,67 @@ func TestBulkReviseReplaceAndChecks(t *testing.T) {
 			t.Errorf("%d messages, last %q", n, msgs[n-1].Text())
 		}
 	})
+}
+
+// A Group commits small imports in one transaction: none is visible before
+// it commits, all are after, a cancelled one never is, and a big one (it
+// streamed) commits at once on its own.
+func TestGroupCommitsSmallImportsTogether(t *testing.T) {
+	s := openTest(t)
+	g := s.NewGroup()
+	var ids []string
+	for i := range 3 {
+		b, _ := s.BeginBulk()
+		id, _ := b.NewSession(Header{Title: fmt.Sprintf("small %d", i)})
+		b.Add(id, text("hello"))
+		waiting, err := g.Add(b, &Origin{File: fmt.Sprintf("/t/%d.jsonl", i), Agent: "claude"})
+		if err != nil || !waiting {
+			t.Fatalf("small import %d: waiting %v, %v", i, waiting, err)
+		}
+		b.Cancel() // as importFile's defer does: nothing for a grouped import
+		ids = append(ids, id)
+	}
+	cancelled, _ := s.BeginBulk()
+	gone, _ := cancelled.NewSession(Header{Title: "cancelled"})
+	cancelled.Add(gone, text("never"))
+	cancelled.Cancel()
+
+	big, _ := s.BeginBulk()
+	bigID, _ := big.NewSession(Header{Title: "big"})
+	for range 12 {
+		big.Add(bigID, text(strings.Repeat("z", 100<<10)))
+	}
+	if waiting, err := g.Add(big, &Origin{File: "/t/big.jsonl", Agent: "claude"}); err != nil || waiting {
+		t.Fatalf("big import: waiting %v, %v", waiting, err)
+	}
+	if _, err := s.Get(bigID); err != nil {
+		t.Fatalf("the big import is not visible at once: %v", err)
+	}
+	for _, id := range ids {
+		if _, err := s.Get(id); err == nil {
+			t.Fatal("a grouped import is visible before the group commits")
+		}
+	}
+	if errs := g.Commit(); errs != nil {
+		t.Fatal(errs)
+	}
+	for i, id := range ids {
+		h, err := s.Get(id)
+		if err != nil || h.Count != 1 {
+			t.Fatalf("import %d after the group: %+v, %v", i, h, err)
+		}
+		if _, ok, _ := s.Origin(fmt.Sprintf("/t/%d.jsonl", i)); !ok {
+			t.Fatalf("import %d has no origin record", i)
+		}
+	}
+	if _, err := s.Get(gone); err == nil {
+		t.Fatal("the cancelled import is visible")
+	}
+	if n := rawCount(t, s, []byte("i/")); n != 0 {
+		t.Errorf("%d import markers left", n)
+	}
+	// The sessions are released: a writer can take them.
+	if err := s.Append(ids[0], text("after")); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -1,6 +1,7 @@
 package importers
 
 import (
+	"fmt"
 	"path/filepath"
 	"sync"
 
@@ -12,7 +13,9 @@ import (
 // does: it first removes what crashed imports left (once, not per file),
 // then imports the files on workers goroutines side by side, each file
 // still all or nothing, sharing one path resolver (a project's transcripts
-// name the same files), and refusing files that are not text. done is
+// name the same files), committing small files several to a synced
+// transaction (each still all or nothing), and refusing files that are not
+// text. done is
 // called once per file, in the order given, as soon as that file and all
 // before it are done. Names that lead to the same file are imported one
 // after the other, never side by side: the second finds the first's record.
@@ -59,12 +62,43 @@ func ImportFiles(st *session.Store, agent string, files []string, newParser Fact
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// Small files commit in groups (session.Group): their outcomes
+			// wait for the group's commit.
+			g := st.NewGroup()
+			type waiting struct {
+				i   int
+				res Result
+			}
+			var held []waiting
+			commit := func() {
+				errs := g.Commit()
+				for k, w := range held {
+					var err error
+					if errs != nil && errs[k] != nil {
+						err = fmt.Errorf("import %s: %w", files[w.i], errs[k])
+					}
+					results[w.i] <- outcome{w.res, err}
+				}
+				held = held[:0]
+			}
 			for job := range queue {
-				for _, i := range job {
-					res, err := importFile(st, agent, files[i], newParser, paths, true)
+				for n, i := range job {
+					if n > 0 {
+						commit() // a second name of a file must find the first's record
+					}
+					res, err := importFile(st, agent, files[i], newParser, paths, true, g)
+					if err == nil && res.waiting {
+						res.waiting = false
+						held = append(held, waiting{i, res})
+						if g.Full() {
+							commit()
+						}
+						continue
+					}
 					results[i] <- outcome{res, err}
 				}
 			}
+			commit()
 		}()
 	}
 	for i := range files {

@@ -62,6 +62,8 @@ type Result struct {
 	// After is, for a grown file, how many messages added in scrim its main
 	// session holds after the last imported one: the new lines follow them.
 	After uint64
+
+	waiting bool // committed with a group, which has not committed yet
 }
 
 // Kept is a session that an import did not replace, and why.
@@ -128,13 +130,15 @@ func plural(n uint64, one, many string) string {
 // added in scrim (or that an older scrim imported without counting) is kept.
 // Nothing a user wrote is ever deleted by an import.
 func Import(st *session.Store, agent, file string, newParser Factory) (Result, error) {
-	return importFile(st, agent, file, newParser, nil, false)
+	return importFile(st, agent, file, newParser, nil, false, nil)
 }
 
 // importFile is Import with the path resolver shared by a run's files (nil:
 // a new one); checkBinary refuses a file that is not text (the import
-// command's files, which a user may have named by mistake).
-func importFile(st *session.Store, agent, file string, newParser Factory, paths *Paths, checkBinary bool) (Result, error) {
+// command's files, which a user may have named by mistake); a small import
+// commits with g when g is not nil (res.waiting: it is visible once g
+// commits).
+func importFile(st *session.Store, agent, file string, newParser Factory, paths *Paths, checkBinary bool, g *session.Group) (Result, error) {
 	res := Result{Agent: agent}
 	abs, err := filepath.Abs(file)
 	if err != nil {
@@ -264,7 +268,12 @@ func importFile(st *session.Store, agent, file string, newParser Factory, paths 
 			o.Counts[k] = h.Count // not written to now: as it stands, additions counted above
 		}
 	}
-	if err := b.Commit(o); err != nil {
+	if g != nil {
+		res.waiting, err = g.Add(b, o)
+	} else {
+		err = b.Commit(o)
+	}
+	if err != nil {
 		return res, fmt.Errorf("import %s: %w", file, err)
 	}
 	return res, nil

@@ -29,7 +29,8 @@ var importerFor = map[string]importer{
 }
 
 func newImportCmd(a *app) *cobra.Command {
-	return &cobra.Command{
+	var verbose bool
+	cmd := &cobra.Command{
 		Use:   "import claude|codex [PATH...]",
 		Short: "Import Claude Code or Codex transcripts (files or folders, recursively)",
 		Long: `Import Claude Code or Codex transcripts into the session store, recovering
@@ -40,15 +41,21 @@ without PATH, ~/.claude/projects or ~/.codex/sessions. Importing a file again
 adds only the lines it gained since (after any messages added in scrim); a
 file that was rewritten is imported afresh, replacing its old sessions only
 where they hold nothing but what was imported: a session with messages added
-in scrim is kept as it is. Each file prints one summary line.`,
+in scrim is kept as it is.
+
+Each file prints one summary line, and an import of many files a total line
+at the end. On a terminal a progress bar (files, MB, rate, time left) stands
+for the summary lines, unless --verbose; NO_COLOR turns its colours off.`,
 		Args: usage(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.runImport(args[0], args[1:])
+			return a.runImport(args[0], args[1:], verbose)
 		},
 	}
+	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "print each file's summary line above the progress bar too")
+	return cmd
 }
 
-func (a *app) runImport(agent string, paths []string) error {
+func (a *app) runImport(agent string, paths []string, verbose bool) error {
 	imp, ok := importerFor[agent]
 	if !ok {
 		return usageError("unknown agent %q: use scrim import claude or scrim import codex", agent)
@@ -75,21 +82,32 @@ func (a *app) runImport(agent string, paths []string) error {
 	// line, and the default would let the heap (mostly the store's memtable)
 	// grow to twice what is live before collecting.
 	defer debug.SetGCPercent(debug.SetGCPercent(25))
+	// Many files on a terminal: a bar, not a screenful of lines scrolling by.
+	var bar *importProgress
+	if tty, ok := a.progressTerminal(); ok && len(files) > 1 {
+		bar = a.newTerminalProgress(tty, fileSizes(files))
+		bar.start()
+		defer bar.close()
+	}
 	failed := 0
 	var total importers.Stats
 	var one error // the error of a single file, which is then the one line
-	err = importers.ImportFiles(st, agent, files, imp.factory, runtime.GOMAXPROCS(0), func(_ int, res importers.Result, err error) {
+	err = importers.ImportFiles(st, agent, files, imp.factory, runtime.GOMAXPROCS(0), func(i int, res importers.Result, err error) {
 		if err != nil {
 			if len(files) == 1 {
 				one = err
 				return
 			}
 			failed++
-			fmt.Fprintf(a.stderr, "scrim: %s\n", oneLine(termsafe.Inert(err.Error())))
+			bar.println(a.stderr, "scrim: "+oneLine(termsafe.Inert(err.Error())))
+			bar.fileDone(i, true)
 			return
 		}
 		// File names are untrusted text: printed inert, on one line.
-		fmt.Fprintln(a.stdout, oneLine(termsafe.Inert(res.String())))
+		if bar == nil || verbose {
+			bar.println(a.stdout, oneLine(termsafe.Inert(res.String())))
+		}
+		bar.fileDone(i, false)
 		total.Messages += res.Messages
 		total.Tagged += res.Tagged
 		total.Unknown += res.Unknown
@@ -98,6 +116,7 @@ func (a *app) runImport(agent string, paths []string) error {
 	if err != nil {
 		return err
 	}
+	bar.finish()
 	if one != nil {
 		return one
 	}

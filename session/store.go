@@ -135,6 +135,10 @@ func open(dir string) (*Store, error) {
 		lk.unlock()
 		return nil, err
 	}
+	if err := preopenTables(dir); err != nil {
+		lk.unlock()
+		return nil, err
+	}
 	db, err := openBadger(dir, false)
 	if err != nil {
 		lk.unlock()

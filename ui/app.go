@@ -48,6 +48,11 @@ type Model struct {
 	// pageStatus is the transcript's page failure last put in the status,
 	// to clear it once the page is read, and only if nothing replaced it.
 	pageStatus string
+	// importing is the background import's "importing …" while it is in
+	// the status line; beforeImport is what the status line said before.
+	importing    string
+	beforeImport string
+	beforeFailed bool
 
 	// background receives the whole-session counting steps, which run beside
 	// the UI; nil means they are returned as ordinary commands. Benchmarks
@@ -117,7 +122,12 @@ func (m *Model) loadSessions() tea.Cmd {
 	}
 }
 
-func (m *Model) Init() tea.Cmd { return m.loadSessions() }
+func (m *Model) Init() tea.Cmd {
+	if m.cfg.Imports != nil {
+		return tea.Batch(m.loadSessions(), waitImport(m.cfg.Imports))
+	}
+	return m.loadSessions()
+}
 
 // badge is the session list's "N redacted" for the active model.
 func (m *Model) badge(h session.Header) string {
@@ -195,6 +205,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		cmds = append(cmds, waitChat(msg.sid, m.chat.model, msg.events))
 	case grownMsg:
 		m.tr.grow(msg)
+	case importMsg:
+		cmds = append(cmds, m.imported(msg.ev), waitImport(m.cfg.Imports))
+	case reloadedMsg:
+		cmds = append(cmds, m.tr.reload(msg.sid, msg.head))
 	case chatDoneMsg:
 		cmds = append(cmds, m.chatDone(msg))
 	default:

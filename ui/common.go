@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/scrim-dev/scrim/internal/watch"
 	"github.com/scrim-dev/scrim/policy"
 	"github.com/scrim-dev/scrim/runner"
 	"github.com/scrim-dev/scrim/session"
@@ -36,6 +37,12 @@ type Config struct {
 	Location *time.Location
 	// Getenv reads $COLUMNS and $LINES for Run; nil is os.Getenv.
 	Getenv func(string) string
+	// Imports are the reports of the background import of transcripts
+	// written while scrim is open (internal/watch); nil: none runs.
+	Imports <-chan watch.Event
+	// Watching names the folders watched for transcripts, for the
+	// welcome screen.
+	Watching []string
 }
 
 // common is what every view shares: size, palette, keys, the store and

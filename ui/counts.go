@@ -29,6 +29,17 @@ type counts struct {
 	sent     int // messages that are sent (events are not)
 	derived  int // spans that repeat denied content (derived = "redact")
 	secrets  int // credentials (secrets = "redact")
+	// chunks are the counted steps' own figures, so that the count can go
+	// back to a message an import revised and count on from there.
+	chunks []chunkFigures
+}
+
+// chunkFigures is what one counted step added to counts.
+type chunkFigures struct {
+	from, to                       uint64
+	redacted, unknowns             int // how many of counts' Seqs it added
+	denied                         []string
+	unknown, sent, derived, secret int
 }
 
 // countsMsg is one counted chunk.
@@ -43,16 +54,17 @@ type countsMsg struct {
 	derived  int
 	secrets  int
 	err      error
+	epoch    int // the session's epoch in the counter when the step started
 }
 
-func countStep(x *contexts, st *session.Store, pol *policy.Policy, key countKey, from, to uint64) tea.Cmd {
+func countStep(x *contexts, st *session.Store, pol *policy.Policy, key countKey, from, to uint64, epoch int) tea.Cmd {
 	return func() tea.Msg {
 		msgs := make([]session.Message, 0, min(to-from+1, countChunk))
 		_, err := st.Scan(key.sid, from, to, func(m *session.Message) error {
 			msgs = append(msgs, *m)
 			return nil
 		})
-		out := countsMsg{key: key, from: from, to: to, err: err}
+		out := countsMsg{key: key, from: from, to: to, err: err, epoch: epoch}
 		if err != nil {
 			return out
 		}
@@ -88,10 +100,13 @@ type counter struct {
 	failed  map[countKey]bool // a step failed: not retried until the session reloads
 	busy    bool
 	version int // bumped whenever a figure changes
+	// epochs are bumped, by session, when its counts go back (rewind): a
+	// step that started before may have read messages as they were.
+	epochs map[string]int
 }
 
 func newCounter() counter {
-	return counter{results: map[countKey]*counts{}, failed: map[countKey]bool{}}
+	return counter{results: map[countKey]*counts{}, failed: map[countKey]bool{}, epochs: map[string]int{}}
 }
 
 func (k *counter) get(key countKey) *counts { return k.results[key] }
@@ -101,6 +116,9 @@ func (k *counter) get(key countKey) *counts { return k.results[key] }
 func (k *counter) take(cm countsMsg) {
 	k.busy = false
 	k.version++
+	if cm.epoch != k.epochs[cm.key.sid] {
+		return
+	}
 	if cm.err != nil {
 		k.failed[cm.key] = true
 		return
@@ -117,6 +135,8 @@ func (k *counter) take(cm countsMsg) {
 		return
 	}
 	c.upto = cm.to
+	c.chunks = append(c.chunks, chunkFigures{from: cm.from, to: cm.to, redacted: len(cm.redacted), unknowns: len(cm.unknowns),
+		denied: cm.denied, unknown: cm.unknown, sent: cm.sent, derived: cm.derived, secret: cm.secrets})
 	c.redacted = append(c.redacted, cm.redacted...)
 	c.unknowns = append(c.unknowns, cm.unknowns...)
 	for _, p := range cm.denied {
@@ -147,7 +167,7 @@ func (k *counter) next(x *contexts, st *session.Store, pol *policy.Policy, model
 			continue
 		}
 		k.busy = true
-		return countStep(x, st, pol, key, upto+1, min(upto+countChunk, j.count))
+		return countStep(x, st, pol, key, upto+1, min(upto+countChunk, j.count), k.epochs[j.sid])
 	}
 	return nil
 }
@@ -159,6 +179,47 @@ func (k *counter) forget(sid string) {
 		if key.sid == sid {
 			delete(k.results, key)
 		}
+	}
+	for key := range k.failed {
+		if key.sid == sid {
+			delete(k.failed, key)
+		}
+	}
+}
+
+// rewind makes a session's counts, for every model, go back to before
+// message from (an import revised it): the steps from the one holding it
+// on are dropped, and counted again.
+func (k *counter) rewind(sid string, from uint64) {
+	k.epochs[sid]++ // the session's step in flight, if any, is dropped when it comes
+	k.version++
+	for key, c := range k.results {
+		if key.sid != sid || from > c.upto {
+			continue
+		}
+		i := 0
+		for i < len(c.chunks) && c.chunks[i].to < from {
+			i++
+		}
+		if i == 0 {
+			delete(k.results, key)
+			continue
+		}
+		kept := &counts{denied: map[string]struct{}{}, chunks: c.chunks[:i:i]}
+		nr, nu := 0, 0
+		for _, f := range kept.chunks {
+			kept.upto = f.to
+			nr, nu = nr+f.redacted, nu+f.unknowns
+			for _, p := range f.denied {
+				kept.denied[p] = struct{}{}
+			}
+			kept.unknown += f.unknown
+			kept.sent += f.sent
+			kept.derived += f.derived
+			kept.secrets += f.secret
+		}
+		kept.redacted, kept.unknowns = c.redacted[:nr:nr], c.unknowns[:nu:nu]
+		k.results[key] = kept
 	}
 	for key := range k.failed {
 		if key.sid == sid {

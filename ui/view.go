@@ -304,5 +304,12 @@ func (m *Model) welcome(width int) string {
 		"",
 		st.MutedInk.wrap("Then run scrim again. q quits."),
 	}
+	if len(m.cfg.Watching) > 0 {
+		dirs := make([]string, len(m.cfg.Watching))
+		for i, d := range m.cfg.Watching {
+			dirs[i] = inertLine(tildePath(d))
+		}
+		rows[len(rows)-1] = st.MutedInk.wrap("Watching " + strings.Join(dirs, ", ") + ": transcripts written there appear here as they are written. q quits.")
+	}
 	return m.c.box("Welcome to scrim", wrapBlock(rows, min(width-8, 80)), width)
 }

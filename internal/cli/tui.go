@@ -1,14 +1,22 @@
 package cli
 
 import (
+	"context"
+
+	"github.com/scrim-dev/scrim/internal/watch"
 	"github.com/scrim-dev/scrim/policy"
 	"github.com/scrim-dev/scrim/runner"
 	"github.com/scrim-dev/scrim/session"
 	"github.com/scrim-dev/scrim/ui"
 )
 
-// runTUI is plain `scrim`: the TUI on the user's store.
+// runTUI is plain `scrim`: the TUI on the user's store, importing the
+// transcripts written to the watched folders while it is open.
 func (a *app) runTUI() error {
+	roots, watched, err := a.watchRoots()
+	if err != nil {
+		return err
+	}
 	pol, provs, err := a.policyAndProviders()
 	if err != nil {
 		return err
@@ -22,7 +30,21 @@ func (a *app) runTUI() error {
 	if err != nil {
 		return err
 	}
-	return ui.Run(a.tuiConfig(st, dir, pol, provs, ""), a.stdin, a.stdout)
+	cfg := a.tuiConfig(st, dir, pol, provs, "")
+	if len(roots) > 0 {
+		w := watch.New(st, roots)
+		ctx, cancel := context.WithCancel(context.Background())
+		stopped := make(chan struct{})
+		go func() {
+			defer close(stopped)
+			w.Run(ctx)
+		}()
+		// The store closes after this returns: the file being imported,
+		// if any, is finished first (an import is all or nothing).
+		defer func() { cancel(); <-stopped }()
+		cfg.Imports, cfg.Watching = w.Events(), watched
+	}
+	return ui.Run(cfg, a.stdin, a.stdout)
 }
 
 // tuiConfig wires the TUI to the runner: the picker lists the runner's

@@ -49,10 +49,32 @@ func corruptStore(t *testing.T) (string, []string) {
 // fresh Main each, which is four times cheaper than a process each; a crash
 // of the process gives every command not yet done the process's exit and
 // stderr, which no check takes for a clean read.
-func outputs(t *testing.T, dir string, ids []string) []string {
+//
+// Under the race detector the test binary is several times slower to run,
+// and 400 flips of it took minutes: then bin, a scrim built without it,
+// runs each command instead (plainScrim).
+func outputs(t *testing.T, bin, dir string, ids []string) []string {
 	t.Helper()
-	var args []string
 	cmds := append([][]string{{"sessions"}}, showArgs(ids)...)
+	if bin != "" {
+		var out []string
+		for _, c := range cmds {
+			cmd := exec.Command(bin, append([]string{"--store", dir}, c...)...)
+			cmd.Env = scrimProcess(t).Env
+			var so, se strings.Builder
+			cmd.Stdout, cmd.Stderr = &so, &se
+			err := cmd.Run()
+			code := 0
+			if ee, ok := err.(*exec.ExitError); ok {
+				code = ee.ExitCode()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, fmt.Sprintf("%d\x00%s\x00%s", code, so.String(), se.String()))
+		}
+		return out
+	}
+	var args []string
 	for i, c := range cmds {
 		if i > 0 {
 			args = append(args, "::")
@@ -82,6 +104,23 @@ func outputs(t *testing.T, dir string, ids []string) []string {
 	return out
 }
 
+// plainScrim builds scrim without the race detector when this test binary
+// has it, for tests that start it hundreds of times; "" otherwise (the test
+// binary itself is scrim then).
+func plainScrim(t *testing.T) string {
+	t.Helper()
+	if !raceEnabled {
+		return ""
+	}
+	bin := filepath.Join(t.TempDir(), "scrim")
+	build := exec.Command("go", "build", "-o", bin, "github.com/scrim-dev/scrim")
+	build.Env = append(os.Environ(), "GOTOOLCHAIN=local")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
 func showArgs(ids []string) [][]string {
 	var out [][]string
 	for _, id := range ids {
@@ -102,7 +141,8 @@ func TestByteFlipsAreReportedNeverSilent(t *testing.T) {
 		t.Skip("flips a store's bytes a few hundred times")
 	}
 	pristine, ids := corruptStore(t)
-	want := outputs(t, pristine, ids)
+	bin := plainScrim(t)
+	want := outputs(t, bin, pristine, ids)
 	for _, w := range want {
 		if !strings.HasPrefix(w, "0\x00") {
 			t.Fatalf("the pristine store does not read: %q", w)
@@ -131,7 +171,7 @@ func TestByteFlipsAreReportedNeverSilent(t *testing.T) {
 					b := append([]byte(nil), orig...)
 					b[at] ^= flipMask(at)
 					must(t, os.WriteFile(filepath.Join(dir, name), b, 0o600))
-					got := outputs(t, dir, ids)
+					got := outputs(t, bin, dir, ids)
 					for k := range got {
 						if got[k] == want[k] {
 							continue

@@ -43,43 +43,48 @@ func corruptStore(t *testing.T) (string, []string) {
 	return dir, ids
 }
 
-// outputs runs what a user runs to read a store — the list and each
-// session — and returns each command's stdout, stderr and exit code. The
-// commands run one after the other in one scrim process (runCommands), a
-// fresh Main each, which is four times cheaper than a process each; a crash
-// of the process gives every command not yet done the process's exit and
-// stderr, which no check takes for a clean read.
+// outputs runs, for each store in dirs, what a user runs to read a store —
+// the list and each session — and returns each command's stdout, stderr
+// and exit code, by store. The commands run one after the other in one
+// scrim process (runCommands), a fresh Main each, which is much cheaper
+// than a process each; a crash of the process gives every command not yet
+// done the process's exit and stderr, which no check takes for a clean
+// read, so a crash still fails the test (if less precisely).
 //
-// Under the race detector the test binary is several times slower to run,
-// and 400 flips of it took minutes: then bin, a scrim built without it,
-// runs each command instead (plainScrim).
-func outputs(t *testing.T, bin, dir string, ids []string) []string {
+// Under the race detector the test binary is several times slower to run:
+// then bin, a scrim built without it (plainScrim), runs each command as a
+// process of its own.
+func outputs(t *testing.T, bin string, dirs, ids []string) [][]string {
 	t.Helper()
 	cmds := append([][]string{{"sessions"}}, showArgs(ids)...)
+	out := make([][]string, len(dirs))
 	if bin != "" {
-		var out []string
-		for _, c := range cmds {
-			cmd := exec.Command(bin, append([]string{"--store", dir}, c...)...)
-			cmd.Env = scrimProcess(t).Env
-			var so, se strings.Builder
-			cmd.Stdout, cmd.Stderr = &so, &se
-			err := cmd.Run()
-			code := 0
-			if ee, ok := err.(*exec.ExitError); ok {
-				code = ee.ExitCode()
-			} else if err != nil {
-				t.Fatal(err)
+		for d, dir := range dirs {
+			for _, c := range cmds {
+				cmd := exec.Command(bin, append([]string{"--store", dir}, c...)...)
+				cmd.Env = scrimProcess(t).Env
+				var so, se strings.Builder
+				cmd.Stdout, cmd.Stderr = &so, &se
+				err := cmd.Run()
+				code := 0
+				if ee, ok := err.(*exec.ExitError); ok {
+					code = ee.ExitCode()
+				} else if err != nil {
+					t.Fatal(err)
+				}
+				out[d] = append(out[d], fmt.Sprintf("%d\x00%s\x00%s", code, so.String(), se.String()))
 			}
-			out = append(out, fmt.Sprintf("%d\x00%s\x00%s", code, so.String(), se.String()))
 		}
 		return out
 	}
 	var args []string
-	for i, c := range cmds {
-		if i > 0 {
-			args = append(args, "::")
+	for _, dir := range dirs {
+		for _, c := range cmds {
+			if len(args) > 0 {
+				args = append(args, "::")
+			}
+			args = append(append(args, "--store", dir), c...)
 		}
-		args = append(append(args, "--store", dir), c...)
 	}
 	cmd := scrimProcess(t, args...)
 	cmd.Env = append(cmd.Env, "SCRIM_TEST_MAIN=commands")
@@ -92,17 +97,21 @@ func outputs(t *testing.T, bin, dir string, ids []string) []string {
 	} else if err != nil {
 		t.Fatal(err)
 	}
-	var out []string
 	dec := json.NewDecoder(strings.NewReader(so.String()))
-	for range cmds {
-		var r commandResult
-		if dec.Decode(&r) != nil {
-			r = commandResult{Code: max(code, 1), Stderr: se.String()}
+	for d := range dirs {
+		for range cmds {
+			var r commandResult
+			if dec.Decode(&r) != nil {
+				r = commandResult{Code: max(code, 1), Stderr: se.String()}
+			}
+			out[d] = append(out[d], fmt.Sprintf("%d\x00%s\x00%s", r.Code, r.Stdout, r.Stderr))
 		}
-		out = append(out, fmt.Sprintf("%d\x00%s\x00%s", r.Code, r.Stdout, r.Stderr))
 	}
 	return out
 }
+
+// flipBatch is how many flipped stores one process reads.
+const flipBatch = 24
 
 // plainScrim builds scrim without the race detector when this test binary
 // has it, for tests that start it hundreds of times; "" otherwise (the test
@@ -142,7 +151,7 @@ func TestByteFlipsAreReportedNeverSilent(t *testing.T) {
 	}
 	pristine, ids := corruptStore(t)
 	bin := plainScrim(t)
-	want := outputs(t, bin, pristine, ids)
+	want := outputs(t, bin, []string{pristine}, ids)[0]
 	for _, w := range want {
 		if !strings.HasPrefix(w, "0\x00") {
 			t.Fatalf("the pristine store does not read: %q", w)
@@ -164,25 +173,34 @@ func TestByteFlipsAreReportedNeverSilent(t *testing.T) {
 				t.Parallel()
 				orig, err := os.ReadFile(filepath.Join(pristine, name))
 				must(t, err)
-				for _, at := range flipPlaces(len(orig)) {
-					flips.Add(1)
-					dir := filepath.Join(t.TempDir(), "store")
-					copyTree(t, pristine, dir)
-					b := append([]byte(nil), orig...)
-					b[at] ^= flipMask(at)
-					must(t, os.WriteFile(filepath.Join(dir, name), b, 0o600))
-					got := outputs(t, bin, dir, ids)
-					for k := range got {
-						if got[k] == want[k] {
-							continue
-						}
-						code, rest, _ := strings.Cut(got[k], "\x00")
-						stdout, stderr, _ := strings.Cut(rest, "\x00")
-						damaged := code != "0" && strings.Count(strings.TrimSuffix(stderr, "\n"), "\n") == 0 &&
-							strings.Contains(stderr, "is damaged") && strings.Contains(stderr, "scrim check")
-						if !damaged {
-							silent.Add(1)
-							t.Errorf("%s byte %d of %d flipped: command %d: exit %s\nstdout %.300q\nstderr %.600q", name, at, len(orig), k, code, stdout, stderr)
+				// Flips in batches: one process reads a batch's stores.
+				places := flipPlaces(len(orig))
+				for len(places) > 0 {
+					batch := places[:min(flipBatch, len(places))]
+					places = places[len(batch):]
+					var dirs []string
+					for _, at := range batch {
+						flips.Add(1)
+						dir := filepath.Join(t.TempDir(), "store")
+						copyTree(t, pristine, dir)
+						b := append([]byte(nil), orig...)
+						b[at] ^= flipMask(at)
+						must(t, os.WriteFile(filepath.Join(dir, name), b, 0o600))
+						dirs = append(dirs, dir)
+					}
+					for f, got := range outputs(t, bin, dirs, ids) {
+						for k := range got {
+							if got[k] == want[k] {
+								continue
+							}
+							code, rest, _ := strings.Cut(got[k], "\x00")
+							stdout, stderr, _ := strings.Cut(rest, "\x00")
+							damaged := code != "0" && strings.Count(strings.TrimSuffix(stderr, "\n"), "\n") == 0 &&
+								strings.Contains(stderr, "is damaged") && strings.Contains(stderr, "scrim check")
+							if !damaged {
+								silent.Add(1)
+								t.Errorf("%s byte %d of %d flipped: command %d: exit %s\nstdout %.300q\nstderr %.600q", name, batch[f], len(orig), k, code, stdout, stderr)
+							}
 						}
 					}
 				}

@@ -49,10 +49,17 @@ func openFailure(dir string, err error) error {
 	switch {
 	case strings.Contains(msg, "Cannot acquire directory lock"):
 		return fmt.Errorf("session store %s is %w", dir, ErrInUse)
-	case errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EROFS),
-		errors.Is(err, syscall.EDQUOT), strings.Contains(msg, "no space left"), strings.Contains(msg, "read-only file system"),
-		strings.Contains(msg, "permission denied"):
-		return fmt.Errorf("open session store %s: %s", dir, msg)
+	}
+	// Badger flattens some errors to text on the way: the errno is put
+	// back, so that callers tell a full, read-only or forbidden disk by
+	// errors.Is, not by words.
+	for _, e := range []syscall.Errno{syscall.ENOSPC, syscall.EDQUOT, syscall.EROFS, syscall.EACCES, syscall.EPERM, syscall.ENOTDIR} {
+		if errors.Is(err, e) || strings.Contains(msg, e.Error()) {
+			return &diskError{fmt.Errorf("open session store %s: %s", dir, msg), e}
+		}
+	}
+	if errors.Is(err, fs.ErrPermission) {
+		return &diskError{fmt.Errorf("open session store %s: %s", dir, msg), syscall.EACCES}
 	}
 	return damaged(dir, "%s", strings.ReplaceAll(msg, dir+"/", ""))
 }
@@ -207,3 +214,14 @@ func preopen(path string, opt table.Options) (err error) {
 	}
 	return t.MmapFile.Close(-1)
 }
+
+// diskError is a store that cannot be opened for a reason of its disk:
+// its message, and the errno errors.Is finds.
+type diskError struct {
+	err   error
+	errno syscall.Errno
+}
+
+func (e *diskError) Error() string { return e.err.Error() }
+
+func (e *diskError) Is(target error) bool { return target == e.errno }

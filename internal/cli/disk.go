@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
 
 	"github.com/scrim-dev/scrim/session"
@@ -48,12 +47,10 @@ func humanBytes(n uint64) string {
 }
 
 // describeStoreErr says what to do about a store that cannot be opened for
-// reasons of the disk, whatever words Badger used. The text is checked too:
-// a wrapped error may have been flattened to a string on the way.
+// reasons of the disk, whatever words Badger used (the session store puts
+// the errno back where Badger flattened it to text).
 func describeStoreErr(dir string, err error) error {
-	has := func(errno syscall.Errno) bool {
-		return errors.Is(err, errno) || strings.Contains(err.Error(), errno.Error())
-	}
+	has := func(errno syscall.Errno) bool { return errors.Is(err, errno) }
 	switch {
 	case errors.Is(err, session.ErrInUse):
 		return err // DESIGN.md fixes this message word for word

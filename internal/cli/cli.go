@@ -172,9 +172,13 @@ func (a *app) rootCommand() *cobra.Command {
 		Short:         "Inspect AI coding-agent sessions and see exactly what each model would be sent",
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Args:          usage(cobra.NoArgs),
+		Args:          usage(noCommand),
 		RunE:          func(*cobra.Command, []string) error { return a.runTUI() },
+		Version:       version(),
+		// Mistyped commands are offered the nearest ones (see noCommand).
+		SuggestionsMinimumDistance: 2,
 	}
+	root.SetVersionTemplate("scrim {{.Version}}\n")
 	root.PersistentFlags().StringVar(&a.storeDir, "store", "", "session store folder (default $SCRIM_STORE, else the user data folder)")
 	root.PersistentFlags().StringVar(&a.policyFile, "policy", "", "policy file (default $SCRIM_POLICY, else <config>/scrim/policy.toml, else built-in)")
 	root.PersistentFlags().StringVar(&a.providersFile, "providers", "", "providers file (default <config>/scrim/providers.toml)")
@@ -193,11 +197,32 @@ func (a *app) rootCommand() *cobra.Command {
 		newModelsCmd(a),
 		newDemoCmd(a),
 		newCheckCmd(a),
+		newVersionCmd(a),
 	)
 	for _, c := range root.Commands() {
 		requireSubcommand(c)
 	}
+	a.addCompletions(root)
 	return root
+}
+
+// noCommand is the root's argument check: plain scrim takes no arguments,
+// so one is a mistyped command, and the nearest ones are offered (a group
+// such as scrim tool lists all of its few instead: requireSubcommand).
+func noCommand(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	return fmt.Errorf("unknown command %q for %q%s", args[0], cmd.CommandPath(), didYouMean(cmd, args[0]))
+}
+
+// didYouMean names the subcommands of cmd close to name ("" when none is).
+func didYouMean(cmd *cobra.Command, name string) string {
+	s := cmd.SuggestionsFor(name)
+	if len(s) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; did you mean %q?", strings.Join(s, `" or "`))
 }
 
 // requireSubcommand makes a command group (scrim tool, scrim policy) run

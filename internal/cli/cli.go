@@ -74,6 +74,7 @@ type app struct {
 	// Plain scrim's: --watch [AGENT:]DIR (repeatable) and --no-watch.
 	watchDirs []string
 	noWatch   bool
+	model     string // --model of plain scrim: the model active when the TUI opens
 
 	lookupEnv      func(string) (string, bool)
 	now            func() time.Time
@@ -183,6 +184,7 @@ func (a *app) rootCommand() *cobra.Command {
 	root.PersistentFlags().StringVar(&a.policyFile, "policy", "", "policy file (default $SCRIM_POLICY, else <config>/scrim/policy.toml, else built-in)")
 	root.PersistentFlags().StringVar(&a.providersFile, "providers", "", "providers file (default <config>/scrim/providers.toml)")
 	root.Flags().StringArrayVar(&a.watchDirs, "watch", nil, "also watch the folder `[AGENT:]DIR` for transcripts: claude:DIR or codex:DIR (a bare DIR is codex under a .codex folder, else claude); repeatable")
+	root.Flags().StringVar(&a.model, "model", "", "the model active when the TUI opens, provider/model (default: the last model of the most recent session)")
 	root.Flags().BoolVar(&a.noWatch, "no-watch", false, "do not import transcripts written while scrim is open (default: ~/.claude/projects and ~/.codex/sessions are watched; watch = false in <config>/scrim/config.toml)")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &exitErr{code: exitUsage, err: err}

@@ -30,6 +30,7 @@ const demoModel = "demo/limited"
 
 func newDemoCmd(a *app) *cobra.Command {
 	var keep bool
+	var model string
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Try scrim on a demo project: a temporary store with sessions built by the real tools",
@@ -63,10 +64,11 @@ func newDemoCmd(a *app) *cobra.Command {
 				return err
 			}
 			defer provs.Close()
-			return ui.Run(a.tuiConfig(d.store, d.storeDir, d.pol, provs, demoModel), a.stdin, a.stdout)
+			return ui.Run(a.tuiConfig(d.store, d.storeDir, d.pol, provs, model), a.stdin, a.stdout)
 		},
 	}
 	cmd.Flags().BoolVar(&keep, "keep", false, "keep the demo folder (workspace, policy, store) and print where it is")
+	cmd.Flags().StringVar(&model, "model", demoModel, "the model active when the TUI opens, provider/model")
 	return cmd
 }
 

@@ -30,7 +30,7 @@ func (a *app) runTUI() error {
 	if err != nil {
 		return err
 	}
-	cfg := a.tuiConfig(st, dir, pol, provs, "")
+	cfg := a.tuiConfig(st, dir, pol, provs, a.model)
 	if len(roots) > 0 {
 		w := watch.New(st, roots)
 		ctx, cancel := context.WithCancel(context.Background())

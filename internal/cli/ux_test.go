@@ -1,9 +1,12 @@
 package cli
 
 import (
+	"bytes"
+	"io"
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 // scrim --version and scrim version say the same, on one line, with the Go
@@ -68,5 +71,35 @@ func TestCompletion(t *testing.T) {
 	}
 	if out := complete("sessions", "--format", ""); !strings.Contains(out, "text\njson\n") {
 		t.Errorf("--format: %q", out)
+	}
+}
+
+// scrim demo --model M opens the TUI with M active (plain scrim takes the
+// same flag; its default is the most recent session's last model).
+func TestDemoOpensWithTheModelGiven(t *testing.T) {
+	t.Parallel()
+	setenv(t, "TMPDIR", t.TempDir())
+	setenv(t, "COLUMNS", "160")
+	setenv(t, "LINES", "45")
+	in, typeKeys := io.Pipe()
+	out := &syncBuffer{}
+	var errb bytes.Buffer
+	done := make(chan int)
+	go func() {
+		done <- Main([]string{"demo", "--model", "demo/public"}, Env{LookupEnv: lookup(t), Stdin: in, Stdout: out, Stderr: &errb})
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(out.String(), "messages redacted") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no first screen:\n%s\n%s", out.String(), errb.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	typeKeys.Write([]byte("q"))
+	if code := <-done; code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if s := out.String(); !strings.Contains(s, "Sent to demo/public") || strings.Contains(s, "Sent to demo/limited") {
+		t.Fatalf("first screen is not demo/public's:\n%s", s)
 	}
 }

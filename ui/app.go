@@ -247,7 +247,9 @@ func (m *Model) gotSessions(msg sessionsMsg) tea.Cmd {
 		switch {
 		case len(msg.headers) > 0 && msg.headers[0].LastModel != "":
 			m.c.model = msg.headers[0].LastModel
-		case len(m.cfg.Models) > 0:
+		case len(msg.headers) > 0 && len(m.cfg.Models) > 0:
+			// An empty store has nothing to preview: no model is made up
+			// for it (the header says how to pick one).
 			m.c.model = m.cfg.Models[0].ID
 		}
 	}

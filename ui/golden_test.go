@@ -204,3 +204,17 @@ func TestGoldenMarks(t *testing.T) {
 	s.waitFrame("Content of unknown source withheld", "2 of 7 messages redacted")
 	s.finish()
 }
+
+// With no model given, an empty store does not make one up: the header
+// says how to pick one instead of naming the first model and its tier.
+func TestEmptyStoreHasNoModelYet(t *testing.T) {
+	st := openStore(t, t.TempDir())
+	s := start(t, New(fixtureConfig(t, st, "")), 120, 40)
+	s.waitFrame("Welcome to scrim", "no model yet (m picks one)")
+	if f := s.p.frame.Load().(string); strings.Contains(f, "[tier") {
+		t.Fatalf("the header names a tier:\n%s", f)
+	}
+	if err := s.tm.Quit(); err != nil {
+		t.Fatal(err)
+	}
+}

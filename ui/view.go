@@ -168,13 +168,13 @@ func (m *Model) paneTitles() string {
 
 func (m *Model) header() string {
 	st := m.c.st
-	model := inertLine(m.c.model)
-	if model == "" {
-		model = "no model"
+	active := inertLine(m.c.model) + " " + st.tierBadge(m.c.tier())
+	if m.c.model == "" {
+		active = st.MutedInk.wrap("no model yet (m picks one)")
 	}
 	parts := []string{
 		st.AppInk.wrap("scrim"),
-		model + " " + st.tierBadge(m.c.tier()),
+		active,
 		st.MutedInk.wrap("store ") + inertLine(tildePath(m.c.storeDir)),
 		st.MutedInk.wrap("policy ") + inertLine(tildePath(m.c.pol.File)),
 	}

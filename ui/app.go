@@ -291,6 +291,7 @@ func (m *Model) opened(msg openedMsg) tea.Cmd {
 	if msg.sid != t.sid || msg.gen != t.gen {
 		return nil
 	}
+	t.opening = false
 	if msg.err != nil {
 		m.setStatus("cannot open session: "+oneLine(msg.err), true)
 		return nil

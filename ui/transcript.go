@@ -37,7 +37,10 @@ type transcript struct {
 	sid   string
 	title string
 	count uint64 // messages 1..count
-	gen   int    // bumped on every (re)open, to drop late pages
+	// opening: the session is being opened; until it is, its count is not
+	// known, and an empty pane means loading, not an empty session.
+	opening bool
+	gen     int // bumped on every (re)open, to drop late pages
 
 	pages   map[uint64]*page
 	loading map[uint64]bool
@@ -69,6 +72,7 @@ func newTranscript(c *common) *transcript {
 // reset empties the transcript for session sid (or none).
 func (t *transcript) reset(sid string) {
 	t.sid, t.title, t.count = sid, "", 0
+	t.opening = sid != ""
 	t.gen++
 	t.pages = map[uint64]*page{}
 	t.loading = map[uint64]bool{}

@@ -310,3 +310,18 @@ func TestWalkUnknownSource(t *testing.T) {
 		t.Fatalf("after w again, n walked to #%d, want #3 (the first redaction)", m.tr.sel)
 	}
 }
+
+// While a session opens (a big one takes a moment), its pane says it is
+// loading, not that the session has no messages.
+func TestOpeningSessionSaysLoading(t *testing.T) {
+	m := fixtureModel(t, "demo/limited")
+	drive(m, tea.WindowSizeMsg{Width: 120, Height: 40})
+	m.tr.reset("a-session-being-opened")
+	if v := m.panesView(); !strings.Contains(v, "loading…") || strings.Contains(v, "no messages yet") {
+		t.Fatalf("pane while opening:\n%s", v)
+	}
+	m.tr.opening = false // opened, and empty
+	if v := m.panesView(); !strings.Contains(v, "no messages yet") {
+		t.Fatalf("pane of an empty session:\n%s", v)
+	}
+}

@@ -125,7 +125,10 @@ func (m *Model) panesView() string {
 	rows := t.view()
 	if len(rows) == 0 {
 		msg := " (this session has no messages yet: press i to chat)"
-		if t.hide {
+		switch {
+		case t.opening:
+			msg = " loading…"
+		case t.hide:
 			msg = " No message differs from what is stored for " + inertLine(m.c.model) + ". u shows all."
 		}
 		rows = []string{m.c.st.MutedInk.wrap(msg)}

@@ -229,12 +229,24 @@ func (m *Model) explainCurrent() tea.Cmd {
 	return explain(m.c.pol, m.tr.sid, *e.msg, e.sent, m.c.model)
 }
 
+// syncHideHelp names what u does now: hide the unchanged messages, or
+// show all of them again.
+func (m *Model) syncHideHelp() {
+	if m.tr.hide {
+		m.c.keys.HideUnchanged.SetHelp("u", "show all")
+	} else {
+		m.c.keys.HideUnchanged.SetHelp("u", "hide unchanged")
+	}
+}
+
 func (m *Model) panesShortHelp() []key.Binding {
+	m.syncHideHelp()
 	k := m.c.keys
 	return []key.Binding{k.Up, k.Down, k.NextRedaction, k.PrevRedaction, k.Explain, k.HideUnchanged, k.Layout, k.Model, k.Chat, k.NextFocus, k.Help, k.Quit}
 }
 
 func (m *Model) panesFullHelp() [][]key.Binding {
+	m.syncHideHelp()
 	k := m.c.keys
 	return [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},

@@ -325,3 +325,23 @@ func TestOpeningSessionSaysLoading(t *testing.T) {
 		t.Fatalf("pane of an empty session:\n%s", v)
 	}
 }
+
+// The u hint says what u does now.
+func TestHideHintShowsItsState(t *testing.T) {
+	m := fixtureModel(t, "demo/limited")
+	hint := func() string {
+		for _, b := range m.panesShortHelp() {
+			if b.Help().Key == "u" {
+				return b.Help().Desc
+			}
+		}
+		return ""
+	}
+	if got := hint(); got != "hide unchanged" {
+		t.Fatalf("before u: %q", got)
+	}
+	m.tr.setHide(true)
+	if got := hint(); got != "show all" {
+		t.Fatalf("after u: %q", got)
+	}
+}

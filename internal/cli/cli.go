@@ -205,6 +205,7 @@ func (a *app) rootCommand() *cobra.Command {
 		requireSubcommand(c)
 	}
 	a.addCompletions(root)
+	addExamples(root)
 	return root
 }
 

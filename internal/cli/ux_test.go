@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/spf13/cobra"
 )
 
 // scrim --version and scrim version say the same, on one line, with the Go
@@ -101,5 +103,26 @@ func TestDemoOpensWithTheModelGiven(t *testing.T) {
 	}
 	if s := out.String(); !strings.Contains(s, "Sent to demo/public") || strings.Contains(s, "Sent to demo/limited") {
 		t.Fatalf("first screen is not demo/public's:\n%s", s)
+	}
+}
+
+// Every command a user runs shows examples under --help.
+func TestEveryCommandHasExamples(t *testing.T) {
+	t.Parallel()
+	a := &app{lookupEnv: lookup(t)}
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		cobraOwn := c.Name() == "help" || c.Name() == "completion" || c.HasParent() && c.Parent().Name() == "completion"
+		if (c.IsAvailableCommand() || !c.HasParent()) && !cobraOwn && strings.TrimSpace(c.Example) == "" {
+			t.Errorf("%s has no examples", c.CommandPath())
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(a.rootCommand())
+	out, _, code := scrim(t, "", "show", "--help")
+	if code != exitOK || !strings.Contains(out, "Examples:\n  scrim show 3f2a\n") {
+		t.Errorf("show --help: %q", out)
 	}
 }

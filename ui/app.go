@@ -385,6 +385,15 @@ func (m *Model) chatDone(msg chatDoneMsg) tea.Cmd {
 	m.chat.sending = false
 	if msg.err != nil {
 		m.chat.err = oneLine(msg.err)
+		switch {
+		case !m.chat.promptStored && m.chat.input.Value() == "":
+			// Nothing of the turn was kept: the prompt is not lost.
+			m.chat.input.SetValue(m.chat.prompt)
+			m.chat.input.CursorEnd()
+			m.chat.err += " — your prompt is back in the input: fix what is wrong (m picks another model) and press enter"
+		case m.chat.promptStored:
+			m.chat.err += " — your prompt is stored in the session; scrim send SESSION --continue sends it again"
+		}
 	} else {
 		m.chat.reply.Reset()
 	}

@@ -42,9 +42,12 @@ type chat struct {
 	sid     string // session of the turn in progress or last shown
 	model   string
 	prompt  string
-	reply   strings.Builder
-	err     string
-	cancel  context.CancelFunc
+	// promptStored: the turn stored the prompt in the session; a failed
+	// turn whose prompt was not stored gives it back to the input.
+	promptStored bool
+	reply        strings.Builder
+	err          string
+	cancel       context.CancelFunc
 }
 
 func newChat(c *common) *chat {
@@ -61,6 +64,7 @@ func newChat(c *common) *chat {
 func (ch *chat) start(s Sender, sid, model, prompt string) tea.Cmd {
 	ctx, cancel := context.WithCancel(context.Background())
 	ch.sending, ch.sid, ch.model, ch.prompt, ch.err, ch.cancel = true, sid, model, prompt, "", cancel
+	ch.promptStored = false
 	ch.reply.Reset()
 	events := make(chan chatEvent, 256)
 	go func() {
@@ -101,6 +105,9 @@ func (ch *chat) note(d runner.Delta) (stored bool) {
 		// What was streamed is now in the session, shown in the panes.
 		if d.Message != nil && d.Message.Role == session.RoleAssistant {
 			ch.reply.Reset()
+		}
+		if d.Message != nil && d.Message.Role == session.RoleUser {
+			ch.promptStored = true
 		}
 		return true
 	}

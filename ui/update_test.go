@@ -345,3 +345,41 @@ func TestHideHintShowsItsState(t *testing.T) {
 		t.Fatalf("after u: %q", got)
 	}
 }
+
+// A turn that fails before the prompt is stored (an unknown provider) gives
+// the prompt back to the input, and the error says what to do.
+func TestFailedChatKeepsThePrompt(t *testing.T) {
+	st := openStore(t, t.TempDir())
+	seedFixture(t, st)
+	cfg := fixtureConfig(t, st, "nope/model")
+	provs, err := runner.ParseProviders(nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { provs.Close() })
+	cfg.Sender = runner.New(st, cfg.Policy, provs)
+	m := New(cfg)
+	drive(m, m.Init()())
+	drive(m, tea.WindowSizeMsg{Width: 120, Height: 40})
+	sid := m.tr.sid
+	before, _ := st.Get(sid)
+	drive(m, keyMsg("i"))
+	for _, r := range "what do you see?" {
+		drive(m, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})
+	}
+	drive(m, keyMsg("enter"))
+	after, _ := st.Get(sid)
+	if m.chat.err == "" {
+		t.Fatal("the turn to an unknown provider did not fail")
+	}
+	t.Logf("error: %s", m.chat.err)
+	if after.Count != before.Count {
+		if !strings.Contains(m.chat.err, "stored in the session") {
+			t.Fatalf("the prompt was stored but the error does not say so: %q", m.chat.err)
+		}
+		return
+	}
+	if got := m.chat.input.Value(); got != "what do you see?" || !strings.Contains(m.chat.err, "back in the input") {
+		t.Fatalf("input %q, error %q", got, m.chat.err)
+	}
+}

@@ -178,9 +178,16 @@ func (m *Model) header() string {
 	parts := []string{
 		st.AppInk.wrap("scrim"),
 		active,
-		st.MutedInk.wrap("store ") + inertLine(tildePath(m.c.storeDir)),
-		st.MutedInk.wrap("policy ") + inertLine(tildePath(m.c.pol.File)),
 	}
+	// Narrow, the panes have no room for a title: the header names the
+	// open session, before the store and policy paths, which are cut first.
+	if m.c.width < 100 && m.tr.sid != "" && m.tr.title != "" {
+		parts = append(parts, inertLine(m.tr.title))
+	}
+	parts = append(parts,
+		st.MutedInk.wrap("store ")+inertLine(tildePath(m.c.storeDir)),
+		st.MutedInk.wrap("policy ")+inertLine(tildePath(m.c.pol.File)),
+	)
 	return ansi.Truncate(" "+strings.Join(parts, "  "), m.c.width, "…")
 }
 

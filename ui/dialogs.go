@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -210,17 +211,26 @@ func (d *explainDialog) ShortHelp() []key.Binding {
 type helpDialog struct {
 	c      *common
 	groups [][]key.Binding
+	top    int  // first line shown, when the keys do not fit
+	more   bool // lines below the last shown (set by view)
 }
 
 func (d *helpDialog) update(msg tea.KeyMsg) (bool, tea.Cmd) {
+	k := d.c.keys
 	switch {
-	case key.Matches(msg, d.c.keys.Help), key.Matches(msg, d.c.keys.Close), msg.String() == "q", msg.Type == tea.KeyCtrlC:
+	case key.Matches(msg, k.Help), key.Matches(msg, k.Close), msg.String() == "q", msg.Type == tea.KeyCtrlC:
 		return true, nil
+	case key.Matches(msg, k.Down), key.Matches(msg, k.PageDown):
+		if d.more {
+			d.top++
+		}
+	case key.Matches(msg, k.Up), key.Matches(msg, k.PageUp):
+		d.top = max(d.top-1, 0)
 	}
 	return false, nil
 }
 
-func (d *helpDialog) view(width, _ int) string {
+func (d *helpDialog) view(width, height int) string {
 	st := d.c.st
 	var cols []string
 	total := 0
@@ -244,7 +254,19 @@ func (d *helpDialog) view(width, _ int) string {
 	if total-4 <= w-4 {
 		body = lipgloss.JoinHorizontal(lipgloss.Top, joinCols(cols)...)
 	}
-	return d.c.box("Keys", []string{body, "", st.Muted.Render("? or esc closes this help")}, width)
+	foot := "? or esc closes this help"
+	// A short terminal shows a window of the keys, moved with ↑/↓: every
+	// key stays reachable. The box takes 6 lines around the keys.
+	if lines := strings.Split(body, "\n"); height > 0 && len(lines) > height-6 {
+		n := max(height-6, 1)
+		d.top = min(d.top, len(lines)-n)
+		d.more = d.top+n < len(lines)
+		body = strings.Join(lines[d.top:d.top+n], "\n")
+		foot = fmt.Sprintf("↑/↓ scroll (%d–%d of %d) · ? or esc closes", d.top+1, d.top+n, len(lines))
+	} else {
+		d.top, d.more = 0, false
+	}
+	return d.c.box("Keys", []string{body, "", st.Muted.Render(foot)}, width)
 }
 
 func joinCols(cols []string) []string {

@@ -218,3 +218,17 @@ func TestEmptyStoreHasNoModelYet(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// At 60x20 the keys do not fit: the help shows a window of them, and ↓
+// reaches the last (q quit).
+func TestGoldenHelpScrollsAt60x20(t *testing.T) {
+	s := start(t, fixtureModel(t, "demo/limited"), 60, 20)
+	s.waitFrame("2 of 9 messages redacted")
+	s.press("?")
+	s.waitFrame("↑/↓ scroll")
+	for range 30 {
+		s.press("j")
+	}
+	s.waitFrame("q          quit", "of 23)")
+	s.finish()
+}

@@ -3,6 +3,8 @@ package ui
 import (
 	"fmt"
 	"io"
+	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -80,6 +82,7 @@ func newPicker(c *common, choices []list.Item) *picker {
 	l := newList(c, items, modelDelegate{c: c}, 60, 12, 0, "model", "models")
 	l.Title = "Switch model: what is sent follows its tier"
 	l.Styles.Title = c.st.DialogTitle
+	l.Filter = rankModels
 	l.Select(max(sel, 0))
 	return &picker{c: c, l: l}
 }
@@ -94,13 +97,15 @@ func (p *picker) update(msg tea.KeyMsg) (chosen string, closed bool, cmd tea.Cmd
 			p.l.ResetFilter()
 			return "", false, nil
 		case key.Matches(msg, k.Choose):
-			// enter while filtering chooses the highlighted match; with no
-			// match, text that looks like a model ID is taken as one.
+			// enter while filtering: a whole model ID typed is used as typed
+			// unless a listed model has exactly that ID (the nearest match
+			// may be another model, of another tier); else the highlighted
+			// match.
+			if v, ok := p.typedID(); ok {
+				return v, true, nil
+			}
 			if it, ok := p.l.SelectedItem().(modelItem); ok && len(p.l.VisibleItems()) > 0 {
 				return it.id, true, nil
-			}
-			if v := strings.TrimSpace(p.l.FilterValue()); strings.Contains(v, "/") && !strings.ContainsAny(v, " \t") {
-				return v, true, nil
 			}
 		}
 		p.l, cmd = p.l.Update(msg)
@@ -122,6 +127,65 @@ func (p *picker) update(msg tea.KeyMsg) (chosen string, closed bool, cmd tea.Cmd
 	return "", false, cmd
 }
 
+// typedID is the filter text when it is a whole model ID (provider/model)
+// that no listed model has exactly.
+func (p *picker) typedID() (string, bool) {
+	v := strings.TrimSpace(p.l.FilterValue())
+	if !strings.Contains(v, "/") || strings.ContainsAny(v, " \t") || strings.HasSuffix(v, "/") {
+		return "", false
+	}
+	for _, it := range p.l.Items() {
+		if it.(modelItem).id == v {
+			return "", false
+		}
+	}
+	return v, true
+}
+
+// rankModels filters the picker: an exact ID first, then IDs it begins,
+// then those where it begins a word (after / - . or _), then any that
+// hold it. No fuzzy matching: /ollama lists the IDs that hold "ollama",
+// not every ID with its letters in that order (35 llama models); with none,
+// the picker says so and how to use an ID as typed.
+func rankModels(term string, targets []string) []list.Rank {
+	term = strings.ToLower(strings.TrimSpace(term))
+	type ranked struct {
+		r     list.Rank
+		class int
+	}
+	var hits []ranked
+	for i, t := range targets {
+		id, _, _ := strings.Cut(strings.ToLower(t), " ")
+		at := strings.Index(id, term)
+		if at < 0 {
+			continue
+		}
+		class := 3
+		switch {
+		case id == term:
+			class = 0
+		case at == 0:
+			class = 1
+		case strings.ContainsRune("/-._", rune(id[at-1])):
+			class = 2
+		}
+		idx := make([]int, len(term))
+		for k := range idx {
+			idx[k] = at + k
+		}
+		hits = append(hits, ranked{list.Rank{Index: i, MatchedIndexes: idx}, class})
+	}
+	if len(hits) == 0 {
+		return nil
+	}
+	sort.SliceStable(hits, func(a, b int) bool { return hits[a].class < hits[b].class })
+	out := make([]list.Rank, len(hits))
+	for i, h := range hits {
+		out[i] = h.r
+	}
+	return out
+}
+
 // passThrough hands the list its non-key messages (filter results).
 func (p *picker) passThrough(msg tea.Msg) tea.Cmd {
 	var cmd tea.Cmd
@@ -132,10 +196,21 @@ func (p *picker) passThrough(msg tea.Msg) tea.Cmd {
 func (p *picker) typing() bool { return p.l.SettingFilter() }
 
 func (p *picker) view(width, height int) string {
+	// While a filter is typed the list shows it in place of its title, so
+	// what enter will do goes on a line of its own below the list.
+	hint := ""
+	if p.l.SettingFilter() {
+		if v, ok := p.typedID(); ok {
+			hint = "enter uses " + inertLine(v) + " as typed: " + p.c.st.tierBadge(tierOf(p.c, v))
+		} else if v := strings.TrimSpace(p.l.FilterValue()); v != "" && len(p.l.VisibleItems()) == 0 {
+			hint = "no model ID holds " + strconv.Quote(inertLine(v)) + "; type provider/model to use one as typed"
+		}
+	}
 	w := min(width-4, 76)
 	h := min(height-2, len(p.l.Items())+9)
-	p.l.SetSize(w-4, max(h-2, 5))
-	return p.c.st.Dialog.Width(w - 2).Render(p.l.View())
+	p.l.SetSize(w-4, max(h-3, 5))
+	body := p.l.View() + "\n" + p.c.st.Muted.Render(ansi.Truncate(hint, w-6, "…"))
+	return p.c.st.Dialog.Width(w - 2).Render(body)
 }
 
 func (p *picker) ShortHelp() []key.Binding {

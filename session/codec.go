@@ -26,7 +26,15 @@ func marshalMessage(m *Message) ([]byte, error) {
 	for i := range m.Parts {
 		n += len(m.Parts[i].Text) + len(m.Parts[i].SourcePath) + 64
 	}
-	b := make([]byte, 0, n+n/4) // room for escapes: tabs and newlines double
+	return appendMessage(make([]byte, 0, n+n/4), m) // room for escapes: tabs and newlines double
+}
+
+// AppendMessageJSON appends to b the bytes json.Marshal(m) returns, written
+// by the store's own encoder, several times faster: for commands that write
+// many messages as JSON (scrim show).
+func AppendMessageJSON(b []byte, m *Message) ([]byte, error) { return appendMessage(b, m) }
+
+func appendMessage(b []byte, m *Message) ([]byte, error) {
 	b = append(b, `{"id":`...)
 	b = appendString(b, m.ID)
 	b = append(b, `,"sessionId":`...)

@@ -47,6 +47,18 @@ func TestMarshalMatchesEncodingJSON(t *testing.T) {
 			}
 		})
 	}
+	// AppendMessageJSON writes the same after what b holds, reusing it.
+	b := []byte("prefix,")
+	for name, m := range codecSamples() {
+		want, _ := json.Marshal(m)
+		var err error
+		if b, err = AppendMessageJSON(b[:len("prefix,")], m); err != nil || string(b) != "prefix,"+string(want) {
+			t.Fatalf("AppendMessageJSON %s:\n got %s (%v)\nwant prefix,%s", name, b, err, want)
+		}
+	}
+	if _, err := AppendMessageJSON(nil, &Message{Parts: []Part{{Input: json.RawMessage("{bad")}}}); err == nil {
+		t.Fatal("AppendMessageJSON: invalid tool input accepted")
+	}
 	if _, err := marshalMessage(&Message{Parts: []Part{{Input: json.RawMessage("{bad")}}}); err == nil {
 		t.Fatal("invalid tool input accepted")
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -176,6 +177,12 @@ func newShowCmd(a *app) *cobra.Command {
 			if err := checkFormat(format); err != nil {
 				return err
 			}
+			// Collect garbage sooner: opening the store checks every
+			// table, and each message is decoded (and encoded) into
+			// short-lived copies; by default the heap would grow to
+			// twice what is live (mostly the store's block cache and
+			// memtable) before collecting.
+			defer debug.SetGCPercent(debug.SetGCPercent(25))
 			st, h, err := a.resolve(args[0])
 			if err != nil {
 				return err
@@ -212,14 +219,18 @@ func writeJSONSession(w io.Writer, st *session.Store, h session.Header, from uin
 	}
 	fmt.Fprintf(w, "{\"session\":%s,\"messages\":[", hb)
 	sep := "\n"
+	var buf []byte // one message at a time, encoded as json.Marshal would
 	bad, err := st.Scan(h.ID, from, h.Count, func(m *session.Message) error {
-		b, err := json.Marshal(m)
+		if cap(buf) > 1<<20 {
+			buf = nil // an outsized message: do not hold its room for the rest
+		}
+		var err error
+		buf, err = session.AppendMessageJSON(append(buf[:0], sep...), m)
 		if err != nil {
 			return err
 		}
-		io.WriteString(w, sep)
 		sep = ",\n"
-		_, err = w.Write(b)
+		_, err = w.Write(buf)
 		return err
 	})
 	if err != nil {

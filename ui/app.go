@@ -76,7 +76,12 @@ func New(cfg Config) *Model {
 func Run(cfg Config, in io.Reader, out io.Writer) error {
 	softMemoryLimit()
 	m := New(cfg)
-	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithInput(in), tea.WithOutput(out))
+	opts := []tea.ProgramOption{tea.WithAltScreen(), tea.WithInput(in), tea.WithOutput(out)}
+	if !cfg.NoMouse {
+		// Holding shift still selects text in most terminals.
+		opts = append(opts, tea.WithMouseCellMotion())
+	}
+	p := tea.NewProgram(m, opts...)
 	if f, ok := out.(*os.File); !ok || !term.IsTerminal(f.Fd()) {
 		getenv := cfg.Getenv
 		if getenv == nil {
@@ -165,6 +170,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.c.width, m.c.height = msg.Width, msg.Height
+	case tea.MouseMsg:
+		cmds = append(cmds, m.mouse(msg))
 	case tea.KeyMsg:
 		cmd, quit := m.key(msg)
 		if quit {

@@ -37,6 +37,9 @@ type Config struct {
 	Location *time.Location
 	// Getenv reads $COLUMNS and $LINES for Run; nil is os.Getenv.
 	Getenv func(string) string
+	// NoMouse leaves the mouse to the terminal (text selection as usual):
+	// no wheel scrolling or clicking in scrim.
+	NoMouse bool
 	// Imports are the reports of the background import of transcripts
 	// written while scrim is open (internal/watch); nil: none runs.
 	Imports <-chan watch.Event

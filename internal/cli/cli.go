@@ -75,6 +75,7 @@ type app struct {
 	watchDirs []string
 	noWatch   bool
 	model     string // --model of plain scrim: the model active when the TUI opens
+	noMouse   bool   // --no-mouse: the mouse stays the terminal's (text selection)
 
 	lookupEnv      func(string) (string, bool)
 	now            func() time.Time
@@ -185,6 +186,7 @@ func (a *app) rootCommand() *cobra.Command {
 	root.PersistentFlags().StringVar(&a.providersFile, "providers", "", "providers file (default <config>/scrim/providers.toml)")
 	root.Flags().StringArrayVar(&a.watchDirs, "watch", nil, "also watch the folder `[AGENT:]DIR` for transcripts: claude:DIR or codex:DIR (a bare DIR is codex under a .codex folder, else claude); repeatable")
 	root.Flags().StringVar(&a.model, "model", "", "the model active when the TUI opens, provider/model (default: the last model of the most recent session)")
+	root.PersistentFlags().BoolVar(&a.noMouse, "no-mouse", false, "leave the mouse to the terminal (select text as usual); by default the wheel scrolls the view under it and a click opens a session")
 	root.Flags().BoolVar(&a.noWatch, "no-watch", false, "do not import transcripts written while scrim is open (default: ~/.claude/projects and ~/.codex/sessions are watched; watch = false in <config>/scrim/config.toml)")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &exitErr{code: exitUsage, err: err}

@@ -66,5 +66,6 @@ func (a *app) tuiConfig(st *session.Store, dir string, pol *policy.Policy, provs
 		Model:    model,
 		Sender:   runner.New(st, pol, provs),
 		Getenv:   a.getenv,
+		NoMouse:  a.noMouse,
 	}
 }

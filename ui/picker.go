@@ -40,11 +40,14 @@ func (d modelDelegate) Render(w io.Writer, m list.Model, index int, item list.It
 	if it.id == d.c.model && it.note != "active" {
 		note += " · active"
 	}
-	// Columns: model ID, tier badge, note.
+	// Columns: model ID, tier badge, note. An ID is never cut to fit its
+	// column (two IDs that differ only in their end would look the same):
+	// a longer one pushes the tier and note along, and they are cut instead.
 	idW := max(m.Width()/2, 12)
-	id := ansi.Truncate(inertLine(it.id), idW, "…")
+	id := inertLine(it.id)
+	pad := max(idW-lipgloss.Width(id), 0)
 	badge := it.tierLine + spaces(max(18-lipgloss.Width(it.tierLine), 0))
-	row := mark + idStyle.Render(id) + spaces(idW-lipgloss.Width(id)) + "  " + badge + " " + d.c.st.Muted.Render(note)
+	row := mark + idStyle.Render(id) + spaces(pad) + "  " + badge + " " + d.c.st.Muted.Render(note)
 	fmt.Fprint(w, ansi.Truncate(row, m.Width(), "…"))
 }
 

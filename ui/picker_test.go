@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"strings"
 	"testing"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -75,5 +76,17 @@ func runAll(p *picker, cmd tea.Cmd) {
 	case nil:
 	default:
 		runAll(p, p.passThrough(msg))
+	}
+}
+
+// A model ID is shown whole, however long: the tier and note give way.
+func TestPickerNeverCutsAnID(t *testing.T) {
+	m := fixtureModel(t, "demo/limited")
+	drive(m, tea.WindowSizeMsg{Width: 80, Height: 30})
+	long := "openrouter/anthropic/claude-sonnet-4-5-20250929-thinking"
+	p := newPicker(m.c, modelItems(m.c, []ModelChoice{{ID: long, Note: "catalogue"}, {ID: "demo/public"}}))
+	v := p.view(80, 30)
+	if !strings.Contains(v, long) {
+		t.Fatalf("the ID is cut:\n%s", v)
 	}
 }

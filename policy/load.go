@@ -125,6 +125,11 @@ func syntaxError(data []byte, file string, err error) error {
 		return &LoadError{File: file, Line: 1, Msg: "invalid TOML: " + err.Error()}
 	}
 	line := max(pe.Position.Line, 1)
+	// An error at a newline ("got '\n' instead") belongs to the line the
+	// newline ends: the parser counts it on the next.
+	if at := pe.Position.Start; at >= 0 && at < len(data) && data[at] == '\n' {
+		line = 1 + bytes.Count(data[:at], []byte{'\n'})
+	}
 	loc := tomlconf.Locate(data)
 	for _, name := range loc.Keys("tiers") {
 		if lines := loc.Defs("tiers", name); len(lines) > 1 && lines[1] == line {

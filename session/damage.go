@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -48,7 +49,7 @@ func openFailure(dir string, err error) error {
 	msg := oneLine(err.Error())
 	switch {
 	case strings.Contains(msg, "Cannot acquire directory lock"):
-		return fmt.Errorf("session store %s is %w", dir, ErrInUse)
+		return inUse(dir, "")
 	}
 	// Badger flattens some errors to text on the way: the errno is put
 	// back, so that callers tell a full, read-only or forbidden disk by
@@ -225,3 +226,13 @@ type diskError struct {
 func (e *diskError) Error() string { return e.err.Error() }
 
 func (e *diskError) Is(target error) bool { return target == e.errno }
+
+// inUse is ErrInUse for dir, naming the process that holds it (pid, from
+// the lock file; "" when unknown) and what to do.
+func inUse(dir, pid string) error {
+	who := ""
+	if _, err := strconv.Atoi(pid); err == nil {
+		who = " (pid " + pid + ")"
+	}
+	return fmt.Errorf("session store %s is %w%s: close it (q in the TUI) or wait for it to finish, then run this again", dir, ErrInUse, who)
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -288,7 +289,8 @@ func TestSecondOpenInUse(t *testing.T) {
 	if !errors.Is(err, ErrInUse) {
 		t.Fatalf("second Open: %v", err)
 	}
-	if want := "session store " + s.Dir() + " is in use by another scrim process"; err.Error() != want {
+	// The contract's words, the holder (this process) and what to do.
+	if want := "session store " + s.Dir() + " is in use by another scrim process (pid " + strconv.Itoa(os.Getpid()) + "): close it (q in the TUI) or wait for it to finish, then run this again"; err.Error() != want {
 		t.Fatalf("message %q, want %q", err, want)
 	}
 	s.Close()

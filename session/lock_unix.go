@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 )
 
@@ -22,11 +24,17 @@ func lockDir(dir string) (*dirLock, error) {
 		return nil, fmt.Errorf("lock session store %s: %w", dir, err)
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		holder := make([]byte, 32)
+		n, _ := f.ReadAt(holder, 0)
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("session store %s is %w", dir, ErrInUse)
+			return nil, inUse(dir, strings.TrimSpace(string(holder[:n])))
 		}
 		return nil, fmt.Errorf("lock session store %s: %w", dir, err)
+	}
+	// The holder's PID, for the message a second process prints.
+	if f.Truncate(0) == nil {
+		f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
 	}
 	return &dirLock{f}, nil
 }

@@ -205,7 +205,7 @@ func TestKillDuringSendStream(t *testing.T) {
 	_, stderr, code := scrim(t, "", append(base, "redact", f.session, "--model", "fault/m")...)
 	t.Logf("exit %d: %s", code, stderr) // go test -v: the messages the security notes quote
 	checkOneLine(t, stderr)
-	if code != exitError || !strings.HasSuffix(stderr, " is in use by another scrim process\n") {
+	if code != exitError || !strings.Contains(stderr, " is in use by another scrim process (pid ") {
 		t.Fatalf("second scrim: exit %d, %q", code, stderr)
 	}
 

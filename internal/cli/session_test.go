@@ -378,8 +378,9 @@ func TestSecondProcessIsRefused(t *testing.T) {
 		if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 1 {
 			t.Fatalf("second process: %v, want exit 1; stderr %q", err, stderr.String())
 		}
-		if want := "scrim: session store " + dir + " is in use by another scrim process\n"; stderr.String() != want {
-			t.Fatalf("stderr %q, want %q", stderr.String(), want)
+		if want := "scrim: session store " + dir + " is in use by another scrim process (pid "; !strings.HasPrefix(stderr.String(), want) ||
+			!strings.HasSuffix(stderr.String(), "): close it (q in the TUI) or wait for it to finish, then run this again\n") {
+			t.Fatalf("stderr %q, want %q… and what to do", stderr.String(), want)
 		}
 		if stdout.Len() != 0 {
 			t.Fatalf("stdout %q", stdout.String())

@@ -169,7 +169,7 @@ func importFile(st *session.Store, agent, file string, newParser Factory, paths 
 	}
 	defer f.Close()
 	if checkBinary {
-		if err := checkText(f, file); err != nil {
+		if err := checkText(f, file, agent); err != nil {
 			return res, err
 		}
 	}
@@ -292,16 +292,55 @@ func sessionsExist(st *session.Store, rec *session.Origin) bool {
 // checkText says so when a file is binary (a NUL byte in its first 8,000
 // bytes, git's rule): JSON lines never hold one. A binary named by mistake
 // would otherwise be read to its end and "import" quietly as nothing.
-func checkText(f *os.File, name string) error {
-	head := make([]byte, 8000)
+func checkText(f *os.File, name, agent string) error {
+	head := make([]byte, 64<<10)
 	n, err := f.ReadAt(head, 0)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return fmt.Errorf("import %s: %w", name, err)
 	}
-	if bytes.IndexByte(head[:n], 0) >= 0 {
+	head = head[:n]
+	if bytes.IndexByte(head[:min(n, 8000)], 0) >= 0 {
 		return fmt.Errorf("%s looks binary (NUL byte), not a JSON-lines transcript: is this the right file?", name)
 	}
+	// The first whole line tells a transcript from another file, and one
+	// agent's transcript from the other's: imported by the wrong importer,
+	// every line would be skipped and the import "succeed" as nothing.
+	first, _, whole := bytes.Cut(bytes.TrimLeft(head, " \t\r\n"), []byte{'\n'})
+	if !whole || len(bytes.TrimSpace(first)) == 0 {
+		return nil // empty, or a first line longer than we look at
+	}
+	if !json.Valid(first) {
+		return fmt.Errorf("%s is not a JSON-lines transcript (its first line is not JSON): is this the right file?", name)
+	}
+	if other := sniffAgent(first); other != "" && other != agent {
+		return fmt.Errorf("%s looks like a %s transcript, not a %s one: scrim import %s %s", name, agentName[other], agentName[agent], other, name)
+	}
 	return nil
+}
+
+// agentName is how messages name each agent's transcripts.
+var agentName = map[string]string{"claude": "Claude Code", "codex": "Codex"}
+
+// sniffAgent says whose transcript line is: Codex rollout lines carry
+// their content in a payload under a timestamp and a type; Claude Code
+// lines carry a sessionId, or a summary. "" when it cannot tell.
+func sniffAgent(line []byte) string {
+	var l struct {
+		Type      string          `json:"type"`
+		Payload   json.RawMessage `json:"payload"`
+		SessionID string          `json:"sessionId"`
+		Message   json.RawMessage `json:"message"`
+	}
+	if json.Unmarshal(line, &l) != nil {
+		return ""
+	}
+	switch {
+	case len(l.Payload) > 0 && l.SessionID == "" && len(l.Message) == 0:
+		return "codex"
+	case l.SessionID != "" || len(l.Message) > 0 || l.Type == "summary":
+		return "claude"
+	}
+	return ""
 }
 
 // racyWindow is how recent a modification time must be not to be trusted

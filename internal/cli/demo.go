@@ -47,7 +47,7 @@ func newDemoCmd(a *app) *cobra.Command {
 			}
 			if keep {
 				// dir lies in $TMPDIR, whatever that holds.
-				defer fmt.Fprintf(a.stderr, "scrim: demo kept in %s (scrim --store %s --policy %s)\n",
+				defer fmt.Fprintf(a.stderr, "demo kept in %s (scrim --store %s --policy %s)\n",
 					inertLine(dir), inertLine(filepath.Join(dir, "store")), inertLine(filepath.Join(dir, "policy.toml")))
 			} else {
 				defer os.RemoveAll(dir)

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -41,6 +42,7 @@ func newDemoCmd(a *app) *cobra.Command {
 			"unless --keep is given. --store and --policy are not used.",
 		Args: usage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			removeStaleDemos(a.getenv("TMPDIR"))
 			dir, err := os.MkdirTemp(a.getenv("TMPDIR"), "scrim-demo-")
 			if err != nil {
 				return fmt.Errorf("create a folder for the demo: %w", err)
@@ -51,6 +53,12 @@ func newDemoCmd(a *app) *cobra.Command {
 					inertLine(dir), inertLine(filepath.Join(dir, "store")), inertLine(filepath.Join(dir, "policy.toml")))
 			} else {
 				defer os.RemoveAll(dir)
+				// Closed by a signal (a closed terminal or tmux sends HUP),
+				// the folder goes too; the process that owns it is noted in
+				// it, so that a later demo removes what a kill -9 left.
+				os.WriteFile(filepath.Join(dir, demoOwner), []byte(strconv.Itoa(os.Getpid())), 0o600)
+				stop := removeOnSignal(dir)
+				defer stop()
 			}
 			d, err := buildDemo(cmd.Context(), dir)
 			if err != nil {
@@ -239,4 +247,26 @@ func demoCallID() string {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	return "call_" + hex.EncodeToString(b[:])
+}
+
+// demoOwner names, in a demo folder that is not kept, the process that owns
+// it.
+const demoOwner = ".scrim-demo-pid"
+
+// removeStaleDemos removes the demo folders in tmp whose owner is gone (a
+// demo killed with SIGKILL). Kept ones have no owner file and stay.
+func removeStaleDemos(tmp string) {
+	if tmp == "" {
+		tmp = os.TempDir()
+	}
+	dirs, _ := filepath.Glob(filepath.Join(tmp, "scrim-demo-*"))
+	for _, d := range dirs {
+		b, err := os.ReadFile(filepath.Join(d, demoOwner))
+		if err != nil {
+			continue
+		}
+		if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid > 0 && !processAlive(pid) {
+			os.RemoveAll(d)
+		}
+	}
 }

@@ -128,6 +128,12 @@ func (s *Store) Get(id string) (Header, error) {
 
 // Update changes a session's header in one transaction; ID and Count cannot change.
 func (s *Store) Update(id string, fn func(*Header)) (Header, error) {
+	return s.update(id, fn, true)
+}
+
+// update is Update; touch false keeps UpdatedAt (and the session's place in
+// the recency order) as it was.
+func (s *Store) update(id string, fn func(*Header), touch bool) (Header, error) {
 	defer s.sessions.lock(id)()
 	var h Header
 	err := s.db.Update(func(txn *badger.Txn) error {
@@ -138,15 +144,19 @@ func (s *Store) Update(id string, fn func(*Header)) (Header, error) {
 		h = old
 		fn(&h)
 		h.ID, h.Count = old.ID, old.Count
-		h.UpdatedAt = s.Now()
+		h.UpdatedAt = old.UpdatedAt
+		if touch {
+			h.UpdatedAt = s.Now()
+		}
 		return putHeader(txn, h, old.UpdatedAt)
 	})
 	return h, err
 }
 
-// Rename sets a session's title.
+// Rename sets a session's title. A title is not activity: the session
+// keeps its "updated" time and its place in the list.
 func (s *Store) Rename(id, title string) error {
-	_, err := s.Update(id, func(h *Header) { h.Title = title })
+	_, err := s.update(id, func(h *Header) { h.Title = title }, false)
 	return err
 }
 

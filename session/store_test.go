@@ -501,3 +501,23 @@ func TestCorruptHeaderReportedAndDeletable(t *testing.T) {
 		}
 	}
 }
+
+// Renaming is not activity: the session keeps its updated time and its
+// place in the list.
+func TestRenameKeepsTheOrder(t *testing.T) {
+	s := openTest(t)
+	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	s.Now = func() time.Time { clock = clock.Add(time.Minute); return clock }
+	old, _ := s.Create(Header{Title: "old"})
+	recent, _ := s.Create(Header{Title: "recent"})
+	if err := s.Rename(old.ID, "old, renamed"); err != nil {
+		t.Fatal(err)
+	}
+	hs, _, err := s.List()
+	if err != nil || len(hs) != 2 || hs[0].ID != recent.ID || hs[1].Title != "old, renamed" {
+		t.Fatalf("list after rename: %+v, %v", hs, err)
+	}
+	if h, _ := s.Get(old.ID); !h.UpdatedAt.Equal(old.UpdatedAt) {
+		t.Fatalf("updated %v, was %v", h.UpdatedAt, old.UpdatedAt)
+	}
+}

@@ -119,12 +119,14 @@ func TestSessionLifecycle(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &list); err != nil {
 		t.Fatalf("sessions json: %v\n%s", err, out)
 	}
-	if len(list) != 2 || list[0]["id"] != id || list[0]["title"] != "parser fixed" || list[0]["workDir"] != work {
-		t.Fatalf("after rename (renamed session first, camelCase fields): %v", list)
+	// A rename is not activity (issue 19): the renamed session keeps its
+	// place, second, behind the newer one.
+	if len(list) != 2 || list[1]["id"] != id || list[1]["title"] != "parser fixed" || list[1]["workDir"] != work {
+		t.Fatalf("after rename (renamed session in its place, camelCase fields): %v", list)
 	}
 	for _, key := range []string{"createdAt", "updatedAt", "messages"} {
-		if _, ok := list[0][key]; !ok {
-			t.Errorf("json lacks %q: %v", key, list[0])
+		if _, ok := list[1][key]; !ok {
+			t.Errorf("json lacks %q: %v", key, list[1])
 		}
 	}
 

@@ -53,6 +53,7 @@ type bulkSession struct {
 	put       uint64 // messages put
 	isNew     bool
 	edits     []func(*Header)
+	latest    time.Time // the newest message put: the session's "updated"
 }
 
 type revision struct {
@@ -248,6 +249,9 @@ func (b *Bulk) noteMessage(bs *bulkSession, m *Message) error {
 	}
 	if bs.isNew && (bs.h.CreatedAt.IsZero() || m.CreatedAt.Before(bs.h.CreatedAt)) {
 		bs.h.CreatedAt = m.CreatedAt
+	}
+	if m.CreatedAt.After(bs.latest) {
+		bs.latest = m.CreatedAt
 	}
 	return nil
 }
@@ -506,7 +510,16 @@ func (b *Bulk) commitHeaders(txn *badger.Txn, now time.Time) error {
 		if bs.put == 0 && !bs.isNew && len(bs.edits) == 0 {
 			continue
 		}
+		// An imported session was updated when its newest message was
+		// written (the transcript's time), not when it was imported; never
+		// earlier than it stood, never later than now.
 		h.UpdatedAt = now
+		if !bs.latest.IsZero() && bs.latest.Before(now) {
+			h.UpdatedAt = bs.latest
+			if old.After(h.UpdatedAt) {
+				h.UpdatedAt = old
+			}
+		}
 		if h.CreatedAt.IsZero() {
 			h.CreatedAt = now
 		}

@@ -170,3 +170,26 @@ func TestImportFilesSideBySide(t *testing.T) {
 		t.Errorf("%d sessions, want 12", len(hs))
 	}
 }
+
+// An imported session was updated when its newest message was written, as
+// the transcript says, not when it was imported.
+func TestImportedSessionKeepsTheTranscriptsTime(t *testing.T) {
+	for _, a := range agents {
+		st := importtest.Store(t)
+		res := importFile(t, st, a.name, a.fixture, a.factory)
+		h, err := st.Get(res.SessionID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		msgs, _, _ := st.Messages(res.SessionID)
+		var newest time.Time
+		for _, m := range msgs {
+			if m.CreatedAt.After(newest) {
+				newest = m.CreatedAt
+			}
+		}
+		if !h.UpdatedAt.Equal(newest) || time.Since(h.UpdatedAt) < 24*time.Hour {
+			t.Errorf("%s: updated %v, newest message %v", a.name, h.UpdatedAt, newest)
+		}
+	}
+}

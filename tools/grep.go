@@ -6,12 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/scrim-dev/scrim/policy"
 )
 
 // Limits of one grep: enough to find things, small enough to stay readable.
@@ -64,19 +68,21 @@ func (t grepTool) Run(ctx context.Context, env Env, input json.RawMessage) Resul
 
 // grepRun is the state of one search.
 type grepRun struct {
-	re      *regexp.Regexp
-	glob    string
-	gate    gate
-	max     int
-	matches int
-	bytes   int
-	denied  int
-	binary  int
-	unread  int
-	stopped string // why the search ended early; "" if it did not
-	parts   []partOut
-	lines   *lineReader // reused for every file
-	sniff   []byte
+	root     string // the canonical root, to tell a file reached through a link
+	rootFile bool   // the root is the one file searched
+	re       *regexp.Regexp
+	glob     string
+	gate     gate
+	max      int
+	matches  int
+	bytes    int
+	denied   int
+	binary   int
+	unread   int
+	stopped  string // why the search ended early; "" if it did not
+	parts    []partOut
+	lines    *lineReader // reused for every file
+	sniff    []byte
 }
 
 type partOut struct {
@@ -114,6 +120,12 @@ func (grepTool) run(ctx context.Context, env Env, input json.RawMessage, m mode)
 	ctx, cancel := withTimeout(ctx, grepTimeout)
 	defer cancel()
 	g := &grepRun{re: re, glob: in.Glob, gate: newGate(env, m), max: limit}
+	if c, err := policy.Canonical(root); err == nil {
+		g.root = c // a root reached through a link is not worth naming on every line
+		if fi, err := os.Stat(c); err == nil && !fi.IsDir() {
+			g.rootFile = true
+		}
+	}
 	w := &walker{ctx: ctx, visit: g.file}
 	err = w.walk(root)
 	switch {
@@ -143,8 +155,13 @@ func (g *grepRun) file(abs, rel string) error {
 		return nil
 	}
 	shown := source
-	if shown == "" {
+	switch {
+	case shown == "":
 		shown = abs
+	case g.root != "" && !g.rootFile && source != filepath.Join(g.root, rel):
+		// Reached through a link below the root: the name walked, and the
+		// file it is, so that two copies of one line tell which is the link.
+		shown = abs + " (→ " + source + ")"
 	}
 	f, head, err := openText(abs, source, g.sniff)
 	if err != nil {

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -178,4 +179,25 @@ func TestGlobNamesCarryNoSourcePathsContentDoes(t *testing.T) {
 			t.Fatalf("got %q (error %v)", m.Text(), m.IsError)
 		}
 	})
+}
+
+// A file reached through a link below the root is named as walked and as
+// what it is: two copies of one line tell which name is the link.
+func TestGrepNamesTheLinkAFileWasReachedThrough(t *testing.T) {
+	root := tempTree(t, map[string]string{"data/key.txt": "needle\n"})
+	if err := os.MkdirAll(filepath.Join(root, "alias"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../data/key.txt", filepath.Join(root, "alias", "key.txt")); err != nil {
+		t.Fatal(err)
+	}
+	r := runTool(t, "grep", envFor(t, "trusted/m", root), map[string]any{"pattern": "needle"})
+	real := filepath.Join(root, "data", "key.txt")
+	text := r.Message.Text()
+	if !strings.Contains(text, filepath.Join(root, "alias", "key.txt")+" (→ "+real+"):1:needle") {
+		t.Fatalf("the link's copy is not named as such:\n%s", text)
+	}
+	if !strings.Contains(text, "\n"+real+":1:needle") && !strings.HasPrefix(text, real+":1:needle") {
+		t.Fatalf("the file's own line is not as before:\n%s", text)
+	}
 }

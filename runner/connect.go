@@ -15,6 +15,13 @@ import (
 // fails, before anything is sent, with one line naming the provider and what
 // to set when the provider is unknown or unsupported or its key is missing.
 func (ps *Providers) Connect(ctx context.Context, model string, hc *http.Client) (fantasy.LanguageModel, Provider, error) {
+	return ps.connect(ctx, model, hc, false)
+}
+
+// connect is Connect; preview builds a model that is never called over the
+// network (RequestBody), so a missing API key or header variable does not
+// stop it: neither is part of the request's body.
+func (ps *Providers) connect(ctx context.Context, model string, hc *http.Client, preview bool) (fantasy.LanguageModel, Provider, error) {
 	provName, name, err := SplitModel(model)
 	if err != nil {
 		return nil, Provider{}, err
@@ -29,6 +36,9 @@ func (ps *Providers) Connect(ctx context.Context, model string, hc *http.Client)
 	key := ""
 	if p.APIKeyEnv != "" {
 		key = ps.getenv(p.APIKeyEnv)
+		if key == "" && preview {
+			key = "preview"
+		}
 		if key == "" {
 			if p.Source == SourceConfigured {
 				return nil, p, fmt.Errorf("provider %q needs an API key: set %s (api_key_env in %s)", p.Name, p.APIKeyEnv, p.configHint())
@@ -41,6 +51,9 @@ func (ps *Providers) Connect(ctx context.Context, model string, hc *http.Client)
 		var missing string
 		headers[k] = os.Expand(v, func(name string) string {
 			val := ps.getenv(name)
+			if val == "" && preview {
+				val = "preview"
+			}
 			if val == "" && missing == "" {
 				missing = name
 			}

@@ -135,7 +135,7 @@ func inputRows() []inputRow {
 		{name: "redact: ambiguous prefix", args: []string{"redact", "aaaa", "--model", "m"}, code: 1, want: "give more of the ID"},
 		{name: "redact: empty session ID", args: []string{"redact", "", "--model", "m"}, code: 1, want: "empty session ID"},
 		{name: "redact: session ID with a slash", args: []string{"redact", "aaaa/../x", "--model", "m"}, code: 1, want: `no session matches "aaaa/../x"`},
-		{name: "redact: bad format", args: []string{"redact", "{S}", "--model", "m", "--format", "xml"}, code: 2, want: "--format must be text or json"},
+		{name: "redact: bad format", args: []string{"redact", "{S}", "--model", "m", "--format", "xml"}, code: 2, want: "--format must be text, json or request"},
 
 		// send
 		{name: "send: nothing", args: []string{"send"}, code: 2, want: "requires at least 1 arg(s)"},

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/scrim-dev/scrim/internal/termsafe"
+	"github.com/scrim-dev/scrim/policy"
 	"github.com/scrim-dev/scrim/redact"
 	"github.com/scrim-dev/scrim/runner"
 	"github.com/scrim-dev/scrim/session"
@@ -25,8 +27,10 @@ func newRedactCmd(a *app) *cobra.Command {
 			"session is not changed. The report lists the denied paths and the rule that denied each.",
 		Args: usage(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkFormat(format); err != nil {
-				return err
+			if format != "request" {
+				if err := checkFormat(format); err != nil {
+					return usageError("--format must be text, json or request, not %q", format)
+				}
 			}
 			if model == "" {
 				return usageError("scrim redact needs --model M, the model to preview (e.g. --model anthropic/claude-sonnet-4-5)")
@@ -42,6 +46,9 @@ func newRedactCmd(a *app) *cobra.Command {
 			pol, err := a.Policy()
 			if err != nil {
 				return err
+			}
+			if format == "request" {
+				return a.printRequest(cmd.Context(), st, pol, id, model)
 			}
 			msgs, bad, err := st.Messages(id)
 			if err != nil {
@@ -70,8 +77,24 @@ func newRedactCmd(a *app) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&model, "model", "", "model to preview, provider/model (required)")
-	formatFlag(cmd, &format)
+	cmd.Flags().StringVar(&format, "format", "text", "output format: text, json, or request: the exact JSON body M's provider would get (system prompt, tools for M's tier, history)")
 	return cmd
+}
+
+// printRequest prints the body scrim send --continue would send to model,
+// as the provider's client writes it; nothing is sent.
+func (a *app) printRequest(ctx context.Context, st *session.Store, pol *policy.Policy, id, model string) error {
+	provs, err := a.Providers()
+	if err != nil {
+		return err
+	}
+	defer provs.Close()
+	body, err := runner.New(st, pol, provs).RequestBody(ctx, id, model)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(a.stdout, "%s\n", body)
+	return err
 }
 
 // writeRedactJSON writes {"session","model","tier","messages","report"},

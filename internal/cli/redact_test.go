@@ -133,7 +133,7 @@ func TestRedactCLIErrors(t *testing.T) {
 		{"no model", []string{"--store", f.store, "redact", f.session}, exitUsage, "needs --model M"},
 		{"no session", []string{"--store", f.store, "redact", "--model", "a/b"}, exitUsage, "accepts 1 arg"},
 		{"unknown session", []string{"--store", f.store, "redact", "ffff0000", "--model", "a/b"}, exitError, `no session matches "ffff0000"`},
-		{"bad format", []string{"--store", f.store, "redact", f.session, "--model", "a/b", "--format", "xml"}, exitUsage, "--format must be text or json"},
+		{"bad format", []string{"--store", f.store, "redact", f.session, "--model", "a/b", "--format", "xml"}, exitUsage, "--format must be text, json or request"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, stderr, code := scrim(t, "", tc.args...)

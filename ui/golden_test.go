@@ -129,13 +129,13 @@ func TestGolden(t *testing.T) {
 			s.waitFrame("Keys", "hide unchanged")
 		}},
 		{"narrow_80x24", "demo/limited", 80, 24, func(s *prog) {
-			s.waitFrame("2 of 9 messages redacted", "Sent to demo/limited")
+			s.waitFrame("2/9 redacted", "Sent to demo/limited")
 			s.press("k")
 			s.press("k")
 			s.waitFrame("#7/9")
 		}},
 		{"narrow_stored_80x24", "demo/limited", 80, 24, func(s *prog) {
-			s.waitFrame("2 of 9 messages redacted", "Sent to demo/limited")
+			s.waitFrame("2/9 redacted", "Sent to demo/limited")
 			s.press("s")
 			s.waitFrame("Stored  (s: sent)")
 			s.press("n")
@@ -223,7 +223,7 @@ func TestEmptyStoreHasNoModelYet(t *testing.T) {
 // reaches the last (q quit).
 func TestGoldenHelpScrollsAt60x20(t *testing.T) {
 	s := start(t, fixtureModel(t, "demo/limited"), 60, 20)
-	s.waitFrame("2 of 9 messages redacted")
+	s.waitFrame("2/9 redacted")
 	s.press("?")
 	s.waitFrame("↑/↓ scroll")
 	for range 30 {

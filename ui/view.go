@@ -222,20 +222,40 @@ func (m *Model) statusLine() string {
 		return ansi.Truncate(" "+strings.Join(parts, " · "), m.c.width, "…")
 	}
 	c := m.counter.get(countKey{t.sid, m.c.model})
+	narrow := m.c.width < 100
+	var where []string // the redaction walked to, the current message
 	if c != nil {
 		if i := t.redactionIndex(); i > 0 {
 			what := "redaction "
 			if t.walkUnknown {
 				what = "unknown source "
 			}
-			parts = append(parts, st.KeyInk.wrap(what+strconv.Itoa(i)+"/"+strconv.Itoa(len(t.walked()))))
+			where = append(where, st.KeyInk.wrap(what+strconv.Itoa(i)+"/"+strconv.Itoa(len(t.walked()))))
 		}
 	}
 	if t.sel > 0 {
-		parts = append(parts, "#"+strconv.FormatUint(t.sel, 10)+"/"+strconv.FormatUint(t.count, 10))
+		where = append(where, "#"+strconv.FormatUint(t.sel, 10)+"/"+strconv.FormatUint(t.count, 10))
+	}
+	if !narrow {
+		parts = append(parts, where...)
 	}
 	if c == nil {
 		parts = append(parts, "counting redactions…")
+	} else if narrow {
+		// Narrow, the security counts come first and short, before where
+		// the view is: cut, the line loses the position, not the counts.
+		s := fmt.Sprintf("%d/%d redacted · %d denied", len(c.redacted), t.count, len(c.denied))
+		if c.derived > 0 {
+			s += fmt.Sprintf(" · %d derived", c.derived)
+		}
+		if c.secrets > 0 {
+			s += " · " + plural(c.secrets, "secret", "secrets")
+		}
+		s += fmt.Sprintf(" · %d unknown", c.unknown)
+		if c.upto < t.count {
+			s += fmt.Sprintf(" (counted %d)", c.upto)
+		}
+		parts = append(parts, s)
 	} else {
 		s := fmt.Sprintf("%d of %d messages redacted · %s denied", len(c.redacted), t.count, plural(len(c.denied), "path", "paths"))
 		// Only when there are any: a narrow status line has no room to spare.
@@ -250,6 +270,9 @@ func (m *Model) statusLine() string {
 			s += fmt.Sprintf(" (counted %d of %d)", c.upto, t.count)
 		}
 		parts = append(parts, s)
+	}
+	if narrow {
+		parts = append(parts, where...)
 	}
 	return ansi.Truncate(" "+strings.Join(parts, " · "), m.c.width, "…")
 }

@@ -194,12 +194,37 @@ func (w *wrapper) word(s string, k ink) {
 		w.put(s, ww, k)
 		return
 	}
-	if ww <= w.width-w.gw && w.cur.width > w.gw {
+	if ww <= w.width-w.gw && w.cur.width > w.gw && !w.onlyLineNumber() {
 		w.breakLine(true)
 		w.put(s, ww, k)
 		return
 	}
 	w.hardBreak(s, k)
+}
+
+// onlyLineNumber reports whether the current line holds, after its mark,
+// nothing but a line number (a read result's "    22" or "22→"): the word
+// that follows is then broken to start on that line, never moved to the
+// next and the number left alone.
+func (w *wrapper) onlyLineNumber() bool {
+	var b strings.Builder
+	for i, sg := range w.cur.segs {
+		if i == 0 && w.gw > 0 {
+			continue // the mark
+		}
+		b.WriteString(sg.text)
+	}
+	t := strings.TrimSpace(b.String())
+	t = strings.TrimSuffix(strings.TrimSuffix(t, "→"), ":")
+	if t == "" {
+		return false
+	}
+	for _, c := range t {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // hardBreak splits a word too long for a line between grapheme clusters.

@@ -101,3 +101,21 @@ func FuzzWrap(f *testing.F) {
 		}
 	})
 }
+
+// A wrapped row never leaves a line number alone: the text after it starts
+// on the number's row, broken if it must be.
+func TestWrapKeepsALineNumberWithItsText(t *testing.T) {
+	lines := wrapSegs([]seg{{text: "    22    averyverylongidentifier(x)"}}, 30)
+	if len(lines) < 2 {
+		t.Fatalf("%d lines", len(lines))
+	}
+	first := lines[0].render(30)
+	if !strings.Contains(first, "22") || !strings.Contains(first, "avery") {
+		t.Fatalf("first row %q: the number is alone", first)
+	}
+	// Words after ordinary text still move whole.
+	lines = wrapSegs([]seg{{text: "see it averyverylongword"}}, 20)
+	if got := lines[0].render(20); strings.Contains(got, "avery") {
+		t.Fatalf("a word after text was broken: %q", got)
+	}
+}

@@ -24,7 +24,12 @@ type dialog interface {
 }
 
 func (c *common) box(title string, body []string, width int) string {
-	w := min(width-4, 84)
+	return c.boxUpTo(title, body, width, 84)
+}
+
+// boxUpTo is box at most maxW cells wide.
+func (c *common) boxUpTo(title string, body []string, width, maxW int) string {
+	w := min(width-4, maxW)
 	content := c.st.DialogTitle.Render(title) + "\n\n" + strings.Join(body, "\n")
 	return c.st.Dialog.Width(w - 2).Render(content)
 }
@@ -208,6 +213,9 @@ func (d *explainDialog) ShortHelp() []key.Binding {
 
 // --- help ---
 
+// helpWidth: the help's three columns of keys side by side.
+const helpWidth = 96
+
 type helpDialog struct {
 	c      *common
 	groups [][]key.Binding
@@ -249,7 +257,7 @@ func (d *helpDialog) view(width, height int) string {
 		cols = append(cols, col)
 		total += lipgloss.Width(col) + 4
 	}
-	w := min(width-4, 84)
+	w := min(width-4, helpWidth)
 	body := strings.Join(cols, "\n\n")
 	if total-4 <= w-4 {
 		body = lipgloss.JoinHorizontal(lipgloss.Top, joinCols(cols)...)
@@ -266,7 +274,7 @@ func (d *helpDialog) view(width, height int) string {
 	} else {
 		d.top, d.more = 0, false
 	}
-	return d.c.box("Keys", []string{body, "", st.Muted.Render(foot)}, width)
+	return d.c.boxUpTo("Keys", []string{body, "", st.Muted.Render(foot)}, width, helpWidth)
 }
 
 func joinCols(cols []string) []string {

@@ -35,8 +35,8 @@ func newKeyMap() *keyMap {
 
 		Up:       b([]string{"up", "k"}, "↑/k", "up"),
 		Down:     b([]string{"down", "j"}, "↓/j", "down"),
-		PageUp:   b([]string{"pgup", "ctrl+u"}, "pgup", "page up"),
-		PageDown: b([]string{"pgdown", "ctrl+d", " "}, "pgdn", "page down"),
+		PageUp:   b([]string{"pgup", "ctrl+u"}, "pgup ^u", "page up"),
+		PageDown: b([]string{"pgdown", "ctrl+d", " "}, "pgdn ^d spc", "page down"),
 		Top:      b([]string{"g", "home"}, "g", "first"),
 		Bottom:   b([]string{"G", "end"}, "G", "last"),
 

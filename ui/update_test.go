@@ -247,24 +247,9 @@ func TestNarrowScreensReflow(t *testing.T) {
 // server on loopback): the answer streams in, is stored, and shows in both
 // panes; the sent pane still has the placeholders.
 func TestChatSendsThroughTheRunner(t *testing.T) {
-	st := openStore(t, t.TempDir())
-	seedFixture(t, st)
-	cfg := fixtureConfig(t, st, "demo/limited")
-	provs, err := runner.ParseProviders(nil, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { provs.Close() })
-	cfg.Sender = runner.New(st, cfg.Policy, provs)
-	m := New(cfg)
-	drive(m, m.Init()())
-	drive(m, tea.WindowSizeMsg{Width: 120, Height: 40})
+	st, m := chatModel(t, "demo/limited")
 	sid := m.tr.sid
-	drive(m, keyMsg("i"))
-	for _, r := range "what do you see?" {
-		drive(m, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})
-	}
-	drive(m, keyMsg("enter")) // runs the turn to its end (drive waits for every command)
+	chatTurn(m, "what do you see?") // runs the turn to its end (drive waits for every command)
 	if m.chat.sending || m.chat.err != "" {
 		t.Fatalf("turn not finished cleanly: sending %v, error %q", m.chat.sending, m.chat.err)
 	}
@@ -349,25 +334,10 @@ func TestHideHintShowsItsState(t *testing.T) {
 // A turn that fails before the prompt is stored (an unknown provider) gives
 // the prompt back to the input, and the error says what to do.
 func TestFailedChatKeepsThePrompt(t *testing.T) {
-	st := openStore(t, t.TempDir())
-	seedFixture(t, st)
-	cfg := fixtureConfig(t, st, "nope/model")
-	provs, err := runner.ParseProviders(nil, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { provs.Close() })
-	cfg.Sender = runner.New(st, cfg.Policy, provs)
-	m := New(cfg)
-	drive(m, m.Init()())
-	drive(m, tea.WindowSizeMsg{Width: 120, Height: 40})
+	st, m := chatModel(t, "nope/model")
 	sid := m.tr.sid
 	before, _ := st.Get(sid)
-	drive(m, keyMsg("i"))
-	for _, r := range "what do you see?" {
-		drive(m, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})
-	}
-	drive(m, keyMsg("enter"))
+	chatTurn(m, "what do you see?")
 	after, _ := st.Get(sid)
 	if m.chat.err == "" {
 		t.Fatal("the turn to an unknown provider did not fail")
@@ -382,4 +352,32 @@ func TestFailedChatKeepsThePrompt(t *testing.T) {
 	if got := m.chat.input.Value(); got != "what do you see?" || !strings.Contains(m.chat.err, "back in the input") {
 		t.Fatalf("input %q, error %q", got, m.chat.err)
 	}
+}
+
+// chatModel is the fixture's TUI, at 120x40, chatting through the real
+// runner (its offline demo provider, and the catalogue's).
+func chatModel(t *testing.T, model string) (*session.Store, *Model) {
+	t.Helper()
+	st := openStore(t, t.TempDir())
+	seedFixture(t, st)
+	cfg := fixtureConfig(t, st, model)
+	provs, err := runner.ParseProviders(nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { provs.Close() })
+	cfg.Sender = runner.New(st, cfg.Policy, provs)
+	m := New(cfg)
+	drive(m, m.Init()())
+	drive(m, tea.WindowSizeMsg{Width: 120, Height: 40})
+	return st, m
+}
+
+// chatTurn types prompt into the chat and sends it.
+func chatTurn(m *Model, prompt string) {
+	drive(m, keyMsg("i"))
+	for _, r := range prompt {
+		drive(m, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})
+	}
+	drive(m, keyMsg("enter"))
 }

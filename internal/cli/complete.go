@@ -51,7 +51,11 @@ func (a *app) addCompletions(root *cobra.Command) {
 			})
 		}
 		if c.LocalFlags().Lookup("format") != nil {
-			_ = c.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{"text", "json"}, cobra.ShellCompDirectiveNoFileComp))
+			formats := []string{"text", "json"}
+			if c.Name() == "redact" && c.Parent() == root {
+				formats = append(formats, "request")
+			}
+			_ = c.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(formats, cobra.ShellCompDirectiveNoFileComp))
 		}
 	}
 	walk(root)

@@ -290,28 +290,7 @@ func TestDemoCommandOpensLimitedAndCleansUp(t *testing.T) {
 	isolate(t)
 	tmp := t.TempDir()
 	setenv(t, "TMPDIR", tmp)
-	setenv(t, "COLUMNS", "160")
-	setenv(t, "LINES", "45")
-	in, typeKeys := io.Pipe()
-	out := &syncBuffer{}
-	var errb bytes.Buffer
-	done := make(chan int)
-	go func() {
-		done <- Main([]string{"demo"}, Env{LookupEnv: lookup(t), Stdin: in, Stdout: out, Stderr: &errb})
-	}()
-	// Quit only once the first screen with the session is drawn.
-	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(out.String(), "messages redacted") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no first screen:\n%s\n%s", out.String(), errb.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	typeKeys.Write([]byte("q"))
-	if code := <-done; code != exitOK {
-		t.Fatalf("exit %d: %s", code, errb.String())
-	}
-	stdout := out.String()
+	stdout := demoFirstScreen(t, "demo")
 	for _, want := range []string{"Sent to demo/limited", `trust tier "limited" does not have read`} {
 		if !strings.Contains(stdout, want) {
 			t.Fatalf("first screen lacks %q:\n%s", want, stdout)
@@ -338,4 +317,32 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// demoFirstScreen runs scrim with args (a demo) in process on a 160x45
+// screen, quits once the first screen with a session is drawn, and returns
+// all it drew.
+func demoFirstScreen(t *testing.T, args ...string) string {
+	t.Helper()
+	setenv(t, "COLUMNS", "160")
+	setenv(t, "LINES", "45")
+	in, typeKeys := io.Pipe()
+	out := &syncBuffer{}
+	var errb bytes.Buffer
+	done := make(chan int)
+	go func() {
+		done <- Main(args, Env{LookupEnv: lookup(t), Stdin: in, Stdout: out, Stderr: &errb})
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(out.String(), "messages redacted") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no first screen:\n%s\n%s", out.String(), errb.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	typeKeys.Write([]byte("q"))
+	if code := <-done; code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	return out.String()
 }

@@ -1,12 +1,9 @@
 package cli
 
 import (
-	"bytes"
-	"io"
 	"runtime"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/spf13/cobra"
 )
@@ -71,8 +68,11 @@ func TestCompletion(t *testing.T) {
 	if out := complete("import", ""); !strings.Contains(out, "claude\t") || !strings.Contains(out, "codex\t") {
 		t.Errorf("import: %q", out)
 	}
-	if out := complete("sessions", "--format", ""); !strings.Contains(out, "text\njson\n") {
+	if out := complete("sessions", "--format", ""); !strings.Contains(out, "text\njson\n") || strings.Contains(out, "request") {
 		t.Errorf("--format: %q", out)
+	}
+	if out := complete("redact", id, "--format", ""); !strings.Contains(out, "text\njson\nrequest\n") {
+		t.Errorf("redact --format: %q", out)
 	}
 }
 
@@ -81,27 +81,7 @@ func TestCompletion(t *testing.T) {
 func TestDemoOpensWithTheModelGiven(t *testing.T) {
 	t.Parallel()
 	setenv(t, "TMPDIR", t.TempDir())
-	setenv(t, "COLUMNS", "160")
-	setenv(t, "LINES", "45")
-	in, typeKeys := io.Pipe()
-	out := &syncBuffer{}
-	var errb bytes.Buffer
-	done := make(chan int)
-	go func() {
-		done <- Main([]string{"demo", "--model", "demo/public"}, Env{LookupEnv: lookup(t), Stdin: in, Stdout: out, Stderr: &errb})
-	}()
-	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(out.String(), "messages redacted") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no first screen:\n%s\n%s", out.String(), errb.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	typeKeys.Write([]byte("q"))
-	if code := <-done; code != exitOK {
-		t.Fatalf("exit %d: %s", code, errb.String())
-	}
-	if s := out.String(); !strings.Contains(s, "Sent to demo/public") || strings.Contains(s, "Sent to demo/limited") {
+	if s := demoFirstScreen(t, "demo", "--model", "demo/public"); !strings.Contains(s, "Sent to demo/public") || strings.Contains(s, "Sent to demo/limited") {
 		t.Fatalf("first screen is not demo/public's:\n%s", s)
 	}
 }

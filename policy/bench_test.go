@@ -172,3 +172,74 @@ func BenchmarkCanonicalWalk10k(b *testing.B) {
 	}
 	reportPerDecision(b, start, len(paths))
 }
+
+// teamOnce adds, once, what a team has written to the benchmark tree: each
+// project is a repository with a .cursorignore of the usual kind, and the
+// home folder has Claude Code settings.
+var teamOnce struct {
+	once sync.Once
+	err  error
+}
+
+const benchCursorignore = `# build output
+node_modules/
+dist/
+*.log
+/coverage
+secrets.yaml
+**/fixtures/private/**
+pkg3/sub7/
+!pkg3/sub7/README.md
+`
+
+func addTeamFiles(root string) error {
+	for i := 0; i < 10; i++ {
+		proj := filepath.Join(root, fmt.Sprintf("proj%d", i))
+		if err := os.MkdirAll(filepath.Join(proj, ".git"), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(proj, ".cursorignore"), []byte(benchCursorignore), 0o644); err != nil {
+			return err
+		}
+	}
+	if err := os.MkdirAll(filepath.Join(root, ".claude"), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(root, ".claude", "settings.json"), []byte(`{"permissions": {"deny": ["Read(**/*.tfstate)", "Bash(rm:*)"]}}`), 0o644)
+}
+
+// BenchmarkDecide10kDenyFiles is BenchmarkDecide10k for a tier with
+// deny_files = ["*"]: every format looked up in each folder, a .cursorignore
+// in each repository, Claude settings in the home folder.
+func BenchmarkDecide10kDenyFiles(b *testing.B) {
+	p, paths := benchTree(b)
+	teamOnce.once.Do(func() { teamOnce.err = addTeamFiles(benchRoot.dir) })
+	if teamOnce.err != nil {
+		b.Fatal(teamOnce.err)
+	}
+	path := filepath.Join(benchRoot.dir, "policy-team.toml")
+	if err := os.WriteFile(path, []byte(benchTier+"deny_files = [\"*\"]\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	p, err := Load(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tier := p.Tiers["cloud"]
+	denied := 0
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	for i := 0; i < b.N; i++ {
+		denied = 0
+		for _, path := range paths {
+			if !p.Decide(tier, path).Allowed {
+				denied++
+			}
+		}
+	}
+	reportPerDecision(b, start, len(paths))
+	if denied != 2080 { // and pkg3/sub7's other 8 files in each project
+		b.Fatalf("denied %d of %d, want 2080", denied, len(paths))
+	}
+}

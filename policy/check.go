@@ -130,6 +130,7 @@ func (c *checker) tier(name string, v any) *Tier {
 	}
 	t.Read = c.patterns(name, "read", tbl["read"])
 	t.Deny = c.patterns(name, "deny", tbl["deny"])
+	t.DenyFiles = c.denyFiles(name, tbl["deny_files"])
 	t.Keys = map[string]int{}
 	for _, k := range tierKeys {
 		if _, ok := tbl[k]; ok {
@@ -147,7 +148,52 @@ func (c *checker) tier(name string, v any) *Tier {
 }
 
 // tierKeys are the keys a tier may have, in the order policy check shows them.
-var tierKeys = []string{"label", "read", "deny", "tools", "unknown_source", "derived", "secrets"}
+var tierKeys = []string{"label", "read", "deny", "deny_files", "tools", "unknown_source", "derived", "secrets"}
+
+// denyFiles reads a tier's deny_files: team file names, each once, or "*"
+// for all of them.
+func (c *checker) denyFiles(tier string, v any) []*TeamFormat {
+	if v == nil {
+		return nil
+	}
+	names := make([]string, len(TeamFormats))
+	for i, f := range TeamFormats {
+		names[i] = f.Name
+	}
+	known := strings.Join(names, ", ")
+	list, ok := v.([]any)
+	if !ok {
+		c.add(c.line("tiers", tier, "deny_files"), "tier %q: deny_files must be an array of team file names, like deny_files = [\".cursorignore\"], or [\"*\"] for all of them (%s)", tier, known)
+		return nil
+	}
+	chosen, named := map[*TeamFormat]bool{}, map[*TeamFormat]bool{}
+	for i, e := range list {
+		line := c.line("tiers", tier, "deny_files", tomlconf.Elem(i))
+		name, ok := e.(string)
+		f := teamFormat(name)
+		switch {
+		case !ok:
+			c.add(line, "tier %q: deny_files must be strings (element %d is not)", tier, i+1)
+		case name == "*":
+			for _, f := range TeamFormats {
+				chosen[f] = true
+			}
+		case f == nil:
+			c.add(line, "tier %q: deny_files: unknown team file %q%s (scrim reads %s, or \"*\" for all)", tier, name, suggest(name, names), known)
+		case named[f]:
+			c.add(line, "tier %q: deny_files: %q is listed twice", tier, name)
+		default:
+			chosen[f], named[f] = true, true
+		}
+	}
+	var out []*TeamFormat
+	for _, f := range TeamFormats {
+		if chosen[f] {
+			out = append(out, f)
+		}
+	}
+	return out
+}
 
 // tools reads a tier's tools list: known tool names, each once.
 func (c *checker) tools(tier string, v any) []string {

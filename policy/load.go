@@ -116,6 +116,8 @@ func ParseEnv(data []byte, file string, env userdirs.Lookup) (*Policy, error) {
 	if len(c.errs) > 0 {
 		return nil, problems(c.errs)
 	}
+	p.env = env
+	p.shareTeamCache()
 	return p, nil
 }
 

@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 
 	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/scrim-dev/scrim/internal/userdirs"
 )
 
 // ErrDenied is the sentinel for a read the active tier may not make.
@@ -24,6 +26,8 @@ type Policy struct {
 	Models      []ModelRule
 
 	decisions atomic.Uint64
+	env       userdirs.Lookup // for the home folder of team files
+	team      *teamCache      // nil when no tier has deny_files
 }
 
 // Tier is a named set of read and deny patterns, the tools its models are
@@ -46,8 +50,14 @@ type Tier struct {
 	Derived string
 	// Secrets is "send" or "redact": credentials anywhere are replaced.
 	Secrets string
+	// DenyFiles are the team files whose patterns it adds to Deny
+	// (deny_files; "*" expanded), in TeamFormats order.
+	DenyFiles []*TeamFormat
 	// Keys are the lines of the keys set explicitly (for policy check).
 	Keys map[string]int
+
+	team     *teamCache
+	teamMask uint16 // DenyFiles as bits
 }
 
 // ToolNames are the tools scrim has, in the order it offers them.
@@ -106,7 +116,8 @@ type Decision struct {
 	Canonical    string // symlinks resolved; "" if that failed
 	Pattern      string // the pattern that decided, as written; "" if none
 	Kind         string // "read", "deny" or "" (no pattern decided)
-	Line         int    // line of Pattern in the policy file
+	Line         int    // line of Pattern in the policy file, or in File
+	File         string // the team file (deny_files) that decided; "" for the policy
 	ViaCanonical bool   // the canonical form, not the path as given, decided
 	Reason       string // one line a person can read
 }
@@ -155,6 +166,13 @@ func (t *Tier) decide(path string) Decision {
 	}
 	for _, pat := range t.Read {
 		if pat.match(path) {
+			// Team files can only deny, so they are asked only about a
+			// path the tier would read.
+			if t.team != nil {
+				if d, denied := t.team.deny(t.teamMask, path); denied {
+					return d
+				}
+			}
 			return Decision{Allowed: true, Pattern: pat.Raw, Kind: "read", Line: pat.Line, Reason: pat.reason}
 		}
 	}

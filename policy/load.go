@@ -117,6 +117,9 @@ func ParseEnv(data []byte, file string, env userdirs.Lookup) (*Policy, error) {
 		return nil, problems(c.errs)
 	}
 	p.env = env
+	if p.env == nil {
+		p.env = os.LookupEnv
+	}
 	p.shareTeamCache()
 	return p, nil
 }

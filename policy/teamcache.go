@@ -356,7 +356,11 @@ type teamHit struct {
 }
 
 func (h teamHit) decision() Decision {
-	return Decision{Kind: "deny", Pattern: h.rule.raw, Line: h.rule.line, File: h.file.Path, Reason: h.rule.reason}
+	d := Decision{Kind: "deny", Pattern: h.rule.raw, Line: h.rule.line, File: h.file.Path, Reason: h.rule.reason}
+	if h.rule.all {
+		d.Pattern = "" // not a pattern that matched: the reason says why everything is denied
+	}
+	return d
 }
 
 // denies decides v by format f the way git decides by .gitignore files: the

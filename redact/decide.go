@@ -103,7 +103,7 @@ func (d *decisions) denied() []DeniedPath {
 		if v.allowed {
 			continue
 		}
-		dp := DeniedPath{Path: path, Reason: v.decision.Reason}
+		dp := DeniedPath{Path: path, Reason: v.decision.Reason, File: v.decision.File}
 		if v.decision.Kind == "deny" {
 			dp.Pattern, dp.Line = v.decision.Pattern, v.decision.Line
 		}

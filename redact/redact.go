@@ -23,7 +23,8 @@ func Withheld(tierLabel string) string {
 type DeniedPath struct {
 	Path    string `json:"path"`
 	Pattern string `json:"pattern,omitempty"` // deny pattern as written; "" when no read pattern matched
-	Line    int    `json:"line,omitempty"`    // line of Pattern in the policy file
+	Line    int    `json:"line,omitempty"`    // line of Pattern in the policy file, or in File
+	File    string `json:"file,omitempty"`    // the team file (deny_files) that denied it
 	Reason  string `json:"reason"`
 }
 

@@ -157,7 +157,7 @@ func (d *explainDialog) pathLines() []string {
 		}
 		out = append(out, k.wrap(mark+verdict)+"  "+inertLine(e.Decision.Path))
 		why := "    " + inertLine(e.Decision.Reason)
-		if e.Decision.Line > 0 {
+		if e.Decision.Line > 0 && e.Decision.File == "" { // a team file's reason names its own line
 			why += " (policy line " + strconv.Itoa(e.Decision.Line) + ")"
 		}
 		out = append(out, st.Muted.Render(why))

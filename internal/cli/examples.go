@@ -23,8 +23,9 @@ scrim import claude session.jsonl --verbose`,
 scrim models --provider anthropic --format json`,
 	"scrim new": `scrim new --title "fix the parser"
 scrim new --title "review" --workdir ~/src/app`,
-	"scrim policy":         `scrim policy check`,
-	"scrim policy check":   `scrim policy check --policy ./policy.toml`,
+	"scrim policy": `scrim policy check`,
+	"scrim policy check": `scrim policy check --policy ./policy.toml
+scrim policy check --dir ~/src/app`,
 	"scrim policy explain": `scrim policy explain --model anthropic/claude-sonnet-4-5 ~/.ssh/id_rsa src/main.go`,
 	"scrim redact": `scrim redact 3f2a --model anthropic/claude-sonnet-4-5
 scrim redact 3f2a --model openai/gpt-5 --format json | jq .report`,

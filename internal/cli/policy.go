@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"strings"
 	"text/tabwriter"
 
@@ -27,21 +29,108 @@ func newPolicyCmd(a *app) *cobra.Command {
 }
 
 func newPolicyCheckCmd(a *app) *cobra.Command {
-	return &cobra.Command{
+	var dir string
+	cmd := &cobra.Command{
 		Use:   "check",
 		Short: "Load the policy, report every problem with file:line, or print its tiers and model rules",
 		Long: "Loads the policy scrim would use (--policy, else $SCRIM_POLICY, else <config>/scrim/policy.toml,\n" +
 			"else the built-in one) and prints where it came from, each tier with its read and deny patterns,\n" +
-			"and the model rules in the order they are tried. Exits 1 with file:line for each problem.",
+			"and the model rules in the order they are tried. Exits 1 with file:line for each problem.\n\n" +
+			"With --dir DIR it lists instead the team files (deny_files) that govern paths in DIR: each\n" +
+			"ignore file and Claude Code settings file found from DIR up to its repository root and the\n" +
+			"global ones, and every line scrim cannot translate exactly, with why and how it is treated.",
 		Args: usage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			p, err := a.Policy()
 			if err != nil {
 				return reportLoadError(a.stderr, err)
 			}
+			if dir != "" {
+				fi, err := os.Stat(a.expandHome(dir))
+				if err != nil {
+					return fmt.Errorf("--dir %s: %v", dir, plainPathErr(err))
+				}
+				if !fi.IsDir() {
+					return usageError("--dir %s is a file; give the folder whose paths you want explained", dir)
+				}
+				return printTeamFiles(a.stdout, p, p.TeamFiles(a.expandHome(dir)))
+			}
 			return printPolicy(a.stdout, p)
 		},
 	}
+	cmd.Flags().StringVar(&dir, "dir", "", "list the team files (deny_files) that govern paths in this folder")
+	_ = cmd.MarkFlagDirname("dir")
+	return cmd
+}
+
+// plainPathErr drops the "stat PATH:" an os error repeats.
+func plainPathErr(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+// printTeamFiles says which team files govern paths in a folder, which tiers
+// read them, and what scrim could not translate exactly.
+func printTeamFiles(w io.Writer, p *policy.Policy, r policy.TeamReport) error {
+	fmt.Fprintf(w, "policy %s\n", termsafe.Inert(p.File))
+	root := "in no repository: looked up to /"
+	if r.Root != "" {
+		root = "repository root " + r.Root
+	}
+	fmt.Fprintf(w, "team files for %s (%s)\n", termsafe.Inert(r.Dir), termsafe.Inert(root))
+	if len(r.Files) == 0 {
+		fmt.Fprintln(w, "  none found")
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, f := range r.Files {
+		what := plural(f.Rules(), "rule", "rules")
+		switch {
+		case f.Problem != "":
+			what = "cannot be used: " + f.Problem + " (fail closed: denies " + teamScope(f) + ")"
+		case f.Scope == "":
+			what += ", global"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", inertLine(f.Path), f.Format.Tool, inertLine(what))
+	}
+	tw.Flush()
+	for _, prob := range r.Problems {
+		fmt.Fprintf(w, "  %s (fail closed: denied)\n", inertLine(prob))
+	}
+	var users []string
+	for _, name := range p.Order {
+		if t := p.Tiers[name]; len(t.DenyFiles) > 0 {
+			users = append(users, fmt.Sprintf("%s (deny_files, line %d)", name, t.Keys["deny_files"]))
+		}
+	}
+	if len(users) == 0 {
+		fmt.Fprintln(w, "no tier has deny_files: these files decide nothing until a tier names them")
+	} else {
+		fmt.Fprintf(w, "tiers that read them: %s\n", inertLine(strings.Join(users, ", ")))
+	}
+	notes := 0
+	for _, f := range r.Files {
+		for _, n := range f.Notes {
+			if notes == 0 {
+				fmt.Fprintln(w, "not translated exactly:")
+			}
+			notes++
+			fmt.Fprintf(w, "  %s:%d  %s  — %s; %s\n", inertLine(f.Path), n.Line, inertLine(n.Raw), inertLine(n.Why), inertLine(n.Treated))
+		}
+	}
+	if notes == 0 && len(r.Files) > 0 {
+		fmt.Fprintln(w, "every line translated exactly")
+	}
+	return nil
+}
+
+func teamScope(f *policy.TeamFile) string {
+	if f.Scope == "" {
+		return "every path"
+	}
+	return "everything below " + f.Scope
 }
 
 // reportLoadError lists every problem of a bad policy; the returned error is
@@ -115,6 +204,15 @@ func printTierKeys(w io.Writer, t *policy.Tier) {
 	if tools == "" {
 		tools = "none"
 	}
+	files := "none"
+	if len(t.DenyFiles) > 0 {
+		names := make([]string, len(t.DenyFiles))
+		for i, f := range t.DenyFiles {
+			names[i] = f.Name
+		}
+		files = strings.Join(names, ", ")
+	}
+	fmt.Fprintf(w, "  deny_files      %s  (%s)\n", files, at("deny_files"))
 	fmt.Fprintf(w, "  tools           %s  (%s)\n", tools, at("tools"))
 	fmt.Fprintf(w, "  unknown_source  %s  (%s)\n", t.UnknownSource, at("unknown_source"))
 	fmt.Fprintf(w, "  derived         %s  (%s)\n", t.Derived, at("derived"))
@@ -200,6 +298,7 @@ type explained struct {
 	Pattern      string   `json:"pattern,omitempty"`
 	PatternKind  string   `json:"patternKind,omitempty"`
 	PatternLine  int      `json:"patternLine,omitempty"`
+	PatternFile  string   `json:"patternFile,omitempty"` // the team file (deny_files) the pattern is from
 	ViaCanonical bool     `json:"viaCanonical"`
 	Reason       string   `json:"reason"`
 	Policy       string   `json:"policy"`
@@ -211,7 +310,7 @@ func newExplained(p *policy.Policy, e policy.Explanation) explained {
 	x := explained{
 		Path: d.Path, Canonical: d.Canonical, Model: e.Model, Rule: e.Rule, RuleLine: e.RuleLine,
 		Tier: e.Tier.Name, TierLabel: e.Tier.Label, Allowed: d.Allowed, Decision: "denied",
-		Pattern: d.Pattern, PatternKind: d.Kind, PatternLine: d.Line, ViaCanonical: d.ViaCanonical,
+		Pattern: d.Pattern, PatternKind: d.Kind, PatternLine: d.Line, PatternFile: d.File, ViaCanonical: d.ViaCanonical,
 		Reason: d.Reason, Policy: p.File, Tools: e.Tier.Tools,
 	}
 	if d.Allowed {
@@ -227,12 +326,18 @@ func (x explained) text() string {
 		b.WriteString(" (resolves to " + x.Canonical + ")")
 	}
 	fmt.Fprintf(&b, ": %s for tier %q", x.Decision, x.TierLabel)
-	if x.Pattern != "" {
+	switch {
+	case x.PatternFile != "" && x.Pattern != "":
+		fmt.Fprintf(&b, " by %s:%d (%s)", x.PatternFile, x.PatternLine, x.Pattern)
+		if x.ViaCanonical {
+			b.WriteString(" on the resolved path")
+		}
+	case x.Pattern != "":
 		fmt.Fprintf(&b, " by %s %q (line %d)", x.PatternKind, x.Pattern, x.PatternLine)
 		if x.ViaCanonical {
 			b.WriteString(" on the resolved path")
 		}
-	} else {
+	default:
 		b.WriteString(": " + x.Reason)
 	}
 	if x.Rule == "default" {

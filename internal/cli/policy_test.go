@@ -31,7 +31,7 @@ func TestPolicyExplainSSHKeyOnAFreshMachine(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", arg, err)
 		}
-		want := filepath.Join(home, ".ssh/id_rsa") + `: denied for tier "cloud" by deny "~/.ssh/**" (line 38); model rule "anthropic/**" (line 88); tools: read, grep, glob` + "\n"
+		want := filepath.Join(home, ".ssh/id_rsa") + `: denied for tier "cloud" by deny "~/.ssh/**" (line 39); model rule "anthropic/**" (line 89); tools: read, grep, glob` + "\n"
 		if string(out) != want {
 			t.Fatalf("%s:\n got %q\nwant %q", arg, out, want)
 		}
@@ -158,11 +158,13 @@ func TestPolicyCheckBuiltIn(t *testing.T) {
 		"default tier untrusted (line 10)",
 		`tier local  label "local"  (line 12)`,
 		`tier cloud  label "cloud"  (line 17)`,
-		`tier untrusted  label "untrusted"  (line 63)`,
+		`tier untrusted  label "untrusted"  (line 64)`,
 		"  derived         redact  (line 23)",
 		"  secrets         redact  (line 24)",
 		"  tools           read, grep, glob, bash, webfetch  (line 15)",
 		"  unknown_source  withhold  (line 22)",
+		"  deny_files      .cursorignore, .aiignore, .aiexclude, .geminiignore, .codeiumignore, .aiderignore, .continueignore, .crushignore, .clineignore, .claude/settings.json  (line 25)",
+		"  deny_files      none  (default)",
 		"  tools           read, grep, glob  (default)",
 		"reads nothing",
 		"deny  ~/.ssh/**",
@@ -231,7 +233,7 @@ func TestPolicyCheckErrors(t *testing.T) {
 	dir := t.TempDir()
 	one := writeFile(t, filepath.Join(dir, "one.toml"), "default_tier = \"t\"\n[tiers.t]\nlabel = \"t\"\ndney = [\"/x\"]\n")
 	stdout, stderr, code := scrim(t, "", "policy", "check", "--policy", one)
-	want := "scrim: " + one + `:4: unknown key "dney" in tier "t" (did you mean "deny"?) (expected label, read, deny, tools, unknown_source, derived, secrets)` + "\n"
+	want := "scrim: " + one + `:4: unknown key "dney" in tier "t" (did you mean "deny"?) (expected label, read, deny, deny_files, tools, unknown_source, derived, secrets)` + "\n"
 	if code != exitError || stdout != "" || stderr != want {
 		t.Fatalf("exit %d\nstdout %q\nstderr %q\nwant   %q", code, stdout, stderr, want)
 	}

@@ -162,7 +162,9 @@ func writeRedactText(w io.Writer, req runner.Request, per []redact.MessageReport
 	}
 	for _, d := range rep.DeniedPaths {
 		rule := "no read pattern matches"
-		if d.Pattern != "" {
+		if d.File != "" {
+			rule = d.Reason // names the team file, its line and pattern
+		} else if d.Pattern != "" {
 			rule = fmt.Sprintf("deny pattern %q", d.Pattern)
 			if d.Line > 0 {
 				rule += fmt.Sprintf(" (%s:%d)", policyFile, d.Line)

@@ -9,7 +9,7 @@ import (
 
 // tempRoot is a fresh temp folder given by its canonical path, so that
 // expected paths in tests are exact even where /tmp is itself a symlink.
-func tempRoot(t *testing.T) string {
+func tempRoot(t testing.TB) string {
 	t.Helper()
 	root, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
@@ -20,7 +20,7 @@ func tempRoot(t *testing.T) string {
 
 // build makes files (names ending without "/"), folders (ending in "/") and
 // symlinks ("link -> target") under root.
-func build(t *testing.T, root string, entries ...string) {
+func build(t testing.TB, root string, entries ...string) {
 	t.Helper()
 	for _, e := range entries {
 		if link, target, ok := cutArrow(e); ok {

@@ -24,7 +24,7 @@ label = "plain"
 read = ["/**"]
 `
 
-func writeText(t *testing.T, path, text string) {
+func writeText(t testing.TB, path, text string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
@@ -323,4 +323,89 @@ func TestDenyFilesKey(t *testing.T) {
 	if got := p.Tiers["t"].DenyFiles; len(got) != len(TeamFormats) {
 		t.Errorf(`"*" gave %d formats, want all %d`, len(got), len(TeamFormats))
 	}
+}
+
+// TestEachTeamFormat: every format deny_files knows is found where its tool
+// puts it, denies for a tier that names it, and is ignored by a tier that
+// names another.
+func TestEachTeamFormat(t *testing.T) {
+	for i, f := range TeamFormats {
+		t.Run(f.Name, func(t *testing.T) {
+			root := tempRoot(t)
+			home := filepath.Join(root, "home")
+			build(t, root, "repo/.git/", "repo/sub/only.txt", "repo/sub/other.txt", "repo/g/global.txt")
+			for j, name := range f.inDir {
+				path := filepath.Join(root, "repo/sub", name)
+				text := "only.txt\n"
+				if f.syn == claudeSyntax {
+					text = `{"permissions": {"deny": ["Read(only.txt)"]}}`
+				}
+				if j > 0 { // a second file of the same format: settings.local.json
+					text = strings.Replace(text, "only.txt", "other.txt", 1)
+				}
+				writeText(t, path, text)
+			}
+			if len(f.home) > 0 {
+				text := "/g/global.txt\n"
+				if f.syn == claudeSyntax {
+					text = `{"permissions": {"deny": ["Read(./g/global.txt)"]}}`
+				}
+				writeText(t, filepath.Join(home, f.home[0]), text)
+			}
+			other := TeamFormats[(i+1)%len(TeamFormats)].Name
+			text := "default_tier = \"named\"\n[tiers.named]\nlabel = \"n\"\nread = [\"/**\"]\ndeny_files = [\"" + f.Name + "\"]\n" +
+				"[tiers.other]\nlabel = \"o\"\nread = [\"/**\"]\ndeny_files = [\"" + other + "\"]\n"
+			p, err := ParseEnv([]byte(text), filepath.Join(root, "policy.toml"), teamEnv(home))
+			if err != nil {
+				t.Fatal(err)
+			}
+			only := filepath.Join(root, "repo/sub/only.txt")
+			if d := p.Decide(p.Tiers["named"], only); d.Allowed || d.File != filepath.Join(root, "repo/sub", f.inDir[0]) {
+				t.Errorf("only.txt: allowed=%v by %q, want denied by %s", d.Allowed, d.File, f.inDir[0])
+			}
+			if d := p.Decide(p.Tiers["other"], only); !d.Allowed {
+				t.Errorf("only.txt denied for a tier naming %s: %s", other, d.Reason)
+			}
+			if len(f.inDir) > 1 {
+				if d := p.Decide(p.Tiers["named"], filepath.Join(root, "repo/sub/other.txt")); d.Allowed {
+					t.Errorf("%s is not read", f.inDir[1])
+				}
+			}
+			if len(f.home) > 0 {
+				d := p.Decide(p.Tiers["named"], filepath.Join(root, "repo/g/global.txt"))
+				if d.Allowed || d.File != filepath.Join(home, f.home[0]) {
+					t.Errorf("the global %s does not deny g/global.txt: allowed=%v %s", f.home[0], d.Allowed, d.Reason)
+				}
+			}
+		})
+	}
+}
+
+// FuzzTeamFile: whatever a team file holds, deciding under it neither panics
+// nor allows what the same file denied a moment ago.
+func FuzzTeamFile(f *testing.F) {
+	for _, s := range []string{"secrets/\n!secrets/ok\n", "[!a]*\n**x**\n\\\n[[:alpha:]]\n", "", "!\n/\n**\n", `{"permissions":{"deny":["Read(~/x)","Read(//a/**)","Read","Read(../y)"]}}`, "\xff\xfe*\r\n"} {
+		f.Add(s)
+	}
+	root := tempRoot(f)
+	build(f, root, "r/.git/", "r/a/b/c.txt", "r/secrets/ok", "r/x")
+	p, err := ParseEnv([]byte(teamPolicy), filepath.Join(root, "policy.toml"), teamEnv(filepath.Join(root, "home")))
+	if err != nil {
+		f.Fatal(err)
+	}
+	p.team.recheck = 0
+	paths := []string{"r/a/b/c.txt", "r/secrets/ok", "r/x", "r/a"}
+	f.Fuzz(func(t *testing.T, text string) {
+		for _, name := range []string{".cursorignore", ".aiexclude", ".claude/settings.json"} {
+			path := filepath.Join(root, "r", name)
+			writeText(t, path, text)
+			for _, rel := range paths {
+				first := p.Decide(p.Tiers["team"], filepath.Join(root, rel))
+				if again := p.Decide(p.Tiers["team"], filepath.Join(root, rel)); again.Allowed != first.Allowed {
+					t.Fatalf("%s under %s %q: %v then %v", rel, name, text, first.Allowed, again.Allowed)
+				}
+			}
+			os.Remove(path)
+		}
+	})
 }

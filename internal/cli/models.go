@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -61,31 +60,87 @@ Any provider/model ID works with 'scrim send' even when it is not listed.`,
 	return cmd
 }
 
+// modelsWidth is the width the text listing fits: IDs run to 74 characters
+// in the catalogue, so provider, source and key go in a heading per
+// provider and each model's line holds only its ID and tier.
+const modelsWidth = 80
+
 func printModels(a *app, models []runner.ModelInfo, pol *policy.Policy) error {
-	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "MODEL\tTIER\tSOURCE\tKEY")
-	for _, m := range models {
-		// Provider and model names come from providers.toml (and model rules
-		// from the policy) and may hold escape sequences, tabs or newlines:
-		// each cell is made inert and kept on its line and in its column.
-		key := "-"
-		if m.KeyEnv != "" {
-			key = m.KeyEnv
-			if !m.Ready {
-				key += " (not set)"
+	w := a.stdout
+	// Provider and model names come from providers.toml (and model rules
+	// from the policy) and may hold escape sequences, tabs or newlines:
+	// each is made inert and kept on its line.
+	for start := 0; start < len(models); {
+		end := start + 1
+		for end < len(models) && sameGroup(models[start], models[end]) {
+			end++
+		}
+		group := models[start:end]
+		if start > 0 {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintln(w, inertLine(groupHeading(group[0])))
+		tierW, idW := 0, 0
+		for _, m := range group {
+			tierW = max(tierW, len([]rune("tier "+inertLine(m.TierLabel))))
+			idW = max(idW, len([]rune(inertLine(m.ID))))
+		}
+		// The tier column stands after the longest ID, or as far right as
+		// the width allows; an ID that reaches it puts its tier below.
+		col := min(2+idW+2, modelsWidth-tierW)
+		for _, m := range group {
+			id, tier := "  "+inertLine(m.ID), "tier "+inertLine(m.TierLabel)
+			if n := len([]rune(id)); n+2 <= col {
+				fmt.Fprintf(w, "%s%s%s\n", id, strings.Repeat(" ", col-n), tier)
+			} else {
+				fmt.Fprintf(w, "%s\n%s%s\n", id, strings.Repeat(" ", col), tier)
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", inertLine(m.ID), inertLine(m.TierLabel), inertLine(m.Source), inertLine(key))
-	}
-	if err := tw.Flush(); err != nil {
-		return err
+		start = end
 	}
 	// What each tier's models may do, once per tier rather than per model.
-	fmt.Fprintln(a.stdout)
+	fmt.Fprintln(w)
 	for _, name := range pol.Order {
-		fmt.Fprintln(a.stdout, termsafe.Inert("tier "+name+": "+tierSummary(pol.Tiers[name])))
+		for _, line := range wrapWords("tier "+name+": "+tierSummary(pol.Tiers[name]), modelsWidth, "    ") {
+			fmt.Fprintln(w, termsafe.Inert(line))
+		}
 	}
 	return nil
+}
+
+// sameGroup: models listed under one heading share provider, source and key.
+func sameGroup(a, b runner.ModelInfo) bool {
+	return a.Provider == b.Provider && a.Source == b.Source && a.KeyEnv == b.KeyEnv && a.Ready == b.Ready
+}
+
+func groupHeading(m runner.ModelInfo) string {
+	key := "no key needed"
+	if m.KeyEnv != "" {
+		key = "key $" + m.KeyEnv
+		if !m.Ready {
+			key += " (not set)"
+		}
+	}
+	return fmt.Sprintf("%s · %s · %s", m.Provider, m.Source, key)
+}
+
+// wrapWords breaks s at spaces into lines of at most width runes, the
+// following ones indented.
+func wrapWords(s string, width int, indent string) []string {
+	var out []string
+	line := ""
+	for _, word := range strings.Fields(s) {
+		switch {
+		case line == "":
+			line = word
+		case len([]rune(line))+1+len([]rune(word)) > width:
+			out = append(out, line)
+			line = indent + word
+		default:
+			line += " " + word
+		}
+	}
+	return append(out, line)
 }
 
 // tierSummary says what a tier's models are offered and how it treats

@@ -65,9 +65,21 @@ tier = "local"
 
 	stdout, _, code = scrim(t, "", append(base, "models", "--provider", "ollama")...)
 	lines := strings.Split(strings.TrimSpace(stdout), "\n")
-	if code != exitOK || len(lines) != 5 || !strings.HasPrefix(lines[0], "MODEL") || strings.Join(strings.Fields(lines[1]), " ") != "ollama/llama3.1:8b on this machine configured -" ||
+	if code != exitOK || len(lines) != 5 || lines[0] != "ollama · configured · no key needed" || lines[1] != "  ollama/llama3.1:8b  tier on this machine" ||
 		lines[3] != "tier local: tools read, grep, glob" {
 		t.Fatalf("exit %d text %q", code, stdout)
+	}
+	// The whole listing, catalogue included, fits 80 columns with every ID whole.
+	stdout, _, _ = scrim(t, "", append(base, "models")...)
+	for _, line := range strings.Split(stdout, "\n") {
+		if n := len([]rune(line)); n > modelsWidth {
+			t.Errorf("%d columns: %q", n, line)
+		}
+	}
+	for _, m := range models {
+		if !strings.Contains(stdout, "  "+m.ID+"  ") && !strings.Contains(stdout, "  "+m.ID+"\n") {
+			t.Errorf("%s is not listed whole", m.ID)
+		}
 	}
 	stdout, _, _ = scrim(t, "", append(base, "models", "--provider", "groq")...)
 	if !strings.Contains(stdout, "GROQ_API_KEY (not set)") {

@@ -79,10 +79,16 @@ func (g gate) check(abs string) (canon string, ok bool, err error) {
 	return canon, err == nil, err
 }
 
-// deniedText is the error result of a denied read; its wording is part of the
-// CLI contract.
+// deniedText is the error result of a denied read; its first line's wording
+// is part of the CLI contract. A path that is a symlink (or runs through
+// one) gets a second line naming where it leads: "link.key" alone does not
+// say why it was refused.
 func deniedText(label, path string) string {
-	return fmt.Sprintf("read denied: trust tier %q does not have read access to %s", label, path)
+	s := fmt.Sprintf("read denied: trust tier %q does not have read access to %s", label, path)
+	if canon, err := policy.Canonical(path); err == nil && canon != path {
+		s += fmt.Sprintf("\n%s leads to %s (symlinks resolved), and the tier's policy is checked on both", path, canon)
+	}
+	return s
 }
 
 // abs makes p absolute against the run's working folder and cleans it

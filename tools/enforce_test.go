@@ -23,12 +23,16 @@ func TestDeniedReadReturnsNoContent(t *testing.T) {
 		"public/alias":   "->../secrets/k",
 		"secrets/public": "->../public/ok.txt",
 	})
+	link := func(from, to string) string {
+		return "\n" + filepath.Join(root, from) + " leads to " + filepath.Join(root, to) + " (symlinks resolved), and the tier's policy is checked on both"
+	}
 	for _, tc := range []struct {
 		name, model, path, label, shown string
 	}{
 		{"denied folder", "limited/m", "secrets/k", "limited", filepath.Join(root, "secrets", "k")},
-		{"symlink into the denied folder", "limited/m", "public/alias", "limited", filepath.Join(root, "public", "alias")},
-		{"denied name, allowed target", "limited/m", "secrets/public", "limited", filepath.Join(root, "secrets", "public")},
+		// A link's denial names where it leads: its own name says nothing.
+		{"symlink into the denied folder", "limited/m", "public/alias", "limited", filepath.Join(root, "public", "alias") + link("public/alias", "secrets/k")},
+		{"denied name, allowed target", "limited/m", "secrets/public", "limited", filepath.Join(root, "secrets", "public") + link("secrets/public", "public/ok.txt")},
 		{"unknown model gets the default tier", "someone/else", "public/ok.txt", "none", filepath.Join(root, "public", "ok.txt")},
 		{"no policy fails closed", "", "public/ok.txt", "none", filepath.Join(root, "public", "ok.txt")},
 	} {

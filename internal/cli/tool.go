@@ -195,7 +195,7 @@ func (a *app) runTool(cmd *cobra.Command, o *toolOpts, name string, in map[strin
 	}
 	switch {
 	case res.Denied:
-		return refusedError("%s", result.Text())
+		return refusedError("%s", firstLine(result.Text()))
 	case result.IsError:
 		return fmt.Errorf("%s", firstLine(result.Text()))
 	}

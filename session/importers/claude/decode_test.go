@@ -37,6 +37,12 @@ func sameAsEncodingJSON(t *testing.T, raw []byte) {
 	}
 }
 
+// bigResult is a user line whose one tool_result block has content and,
+// after it, extra members.
+func bigResult(content, extra string) string {
+	return `{"type":"user","uuid":"u1","message":{"role":"user","content":[{"type":"text","text":"hi"},{"type":"tool_result","tool_use_id":"t1","content":` + content + extra + `}]}}`
+}
+
 // nested is a toolUseResult holding n arrays one inside the other: with the
 // line and toolUseResult around them, n+2 containers open at once.
 func nested(n int) string {
@@ -50,6 +56,17 @@ var decodeCases = []struct {
 	name, line string
 	ok         bool
 }{
+	// A tool_result's content of bigContent bytes or more is kept from
+	// encoding/json (withoutContents): it must come back the same, and
+	// anything unusual around it must be read the usual way.
+	{"big array content", bigResult(`[{"type":"text","text":"` + strings.Repeat("x", 300) + `"}]`, ""), true},
+	{"big string content", bigResult(`"`+strings.Repeat(`y\n`, 200)+`"`, ""), true},
+	{"big content with a bad escape", bigResult(`"`+strings.Repeat("y", 300)+`\q"`, ""), false},
+	{"big content not closed", bigResult(`[{"type":"text","text":"`+strings.Repeat("y", 300)+`"}`, ""), false},
+	{"big content twice in a block", bigResult(`"`+strings.Repeat("a", 300)+`"`, `,"Content":"second"`), true},
+	{"big content, a type error beside it", bigResult(`"`+strings.Repeat("a", 300)+`"`, `,"is_error":"yes"`), true},
+	{"big content, message twice", `{"type":"user","message":{"role":"user"},` + bigResult(`"`+strings.Repeat("a", 300)+`"`, "")[1:], true},
+	{"big content, content twice in message", `{"type":"user","message":{"content":"x","role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"` + strings.Repeat("a", 300) + `"}]}}`, true},
 	{"bad escape", `{"type":"user","toolUseResult":{"file":{"filePath":"/a\q"}}}`, false},
 	{"bad \\u escape", `{"type":"user","toolUseResult":{"filePath":"/a\u12g4"}}`, false},
 	{"short \\u escape", `{"type":"user","toolUseResult":{"filePath":"/a\u12"}}`, false},

@@ -46,12 +46,107 @@ type line struct {
 // When CutMember finds one it returns ok false, and the line is decoded
 // whole so that encoding/json rejects it, as it rejects any other
 // malformed line (the importer skips and counts it).
+//
+// The big contents of tool_result blocks are kept from encoding/json too
+// (see withoutContents): its validity check and the skip it makes to copy a
+// json.RawMessage cross an array 3 to 4 times slower per byte than the
+// skipper, which is why array-form results cost more than string-form ones.
 func decodeLine(raw []byte, l *line) bool {
 	if rest, tur, ok := importers.CutMember(raw, "toolUseResult"); ok && tur != nil {
 		raw = rest
 		l.ToolUseResult = readToolUseResult(tur)
 	}
+	if small, cuts := withoutContents(raw); cuts != nil {
+		fast := line{ToolUseResult: l.ToolUseResult}
+		if json.Unmarshal(small, &fast) == nil && fast.Message != nil {
+			for _, c := range cuts {
+				if c.block < len(fast.Message.Content) {
+					fast.Message.Content[c.block].Content = append(json.RawMessage(nil), raw[c.start:c.end]...)
+				}
+			}
+			*l = fast
+			return true
+		}
+		// Anything unusual (a type error, say) is read the usual way.
+	}
 	return unmarshalLine(raw, l)
+}
+
+// bigContent is the size from which a tool_result block's content is kept
+// from encoding/json: below it, cutting costs more than it saves.
+const bigContent = 256
+
+// contentCut is where the content of message.content[block] is in a line.
+type contentCut struct{ block, start, end int }
+
+// withoutContents returns raw with the big content values of its
+// message.content blocks replaced by null, and where each was; cuts is nil
+// when there is nothing to cut or the line is anything but plain: not
+// valid JSON as encoding/json reads it (then encoding/json must see it
+// whole, to reject it), a key that appears twice (encoding/json would
+// merge the two), message.content that is not an array.
+func withoutContents(raw []byte) (small []byte, cuts []contentCut) {
+	msgStart, msgEnd, n := -1, -1, 0
+	if !importers.Members(raw, func(k, v []byte, _, _ int) bool {
+		if importers.KeyIs(k, "message") {
+			n++
+			msgStart = cap(raw) - cap(v)
+			msgEnd = msgStart + len(v)
+		}
+		return true
+	}) || n != 1 || raw[msgStart] != '{' {
+		return nil, nil
+	}
+	// The whole line is valid now: the fast walks may read inside it.
+	msg := raw[msgStart:msgEnd]
+	var content []byte
+	n = 0
+	importers.ValidMembers(msg, func(k, v []byte) bool {
+		if importers.KeyIs(k, "content") {
+			n++
+			content = v
+		}
+		return true
+	})
+	if n != 1 || content[0] != '[' {
+		return nil, nil
+	}
+	block, plain := 0, true
+	importers.ValidElements(content, func(e []byte) bool {
+		if e[0] == '{' {
+			found := 0
+			importers.ValidMembers(e, func(k, v []byte) bool {
+				if importers.KeyIs(k, "content") {
+					found++
+					if len(v) >= bigContent {
+						start := cap(raw) - cap(v)
+						cuts = append(cuts, contentCut{block, start, start + len(v)})
+					}
+				}
+				return true
+			})
+			if found > 1 {
+				plain = false
+				return false
+			}
+		}
+		block++
+		return true
+	})
+	if !plain || len(cuts) == 0 {
+		return nil, nil
+	}
+	size := len(raw)
+	for _, c := range cuts {
+		size -= c.end - c.start - len("null")
+	}
+	small = make([]byte, 0, size)
+	at := 0
+	for _, c := range cuts {
+		small = append(append(small, raw[at:c.start]...), "null"...)
+		at = c.end
+	}
+	return append(small, raw[at:]...), cuts
 }
 
 // unmarshalLine decodes a line in one pass of encoding/json. Fields that

@@ -59,7 +59,7 @@ var decodeCases = []struct {
 	// A tool_result's content of bigContent bytes or more is kept from
 	// encoding/json (withoutContents): it must come back the same, and
 	// anything unusual around it must be read the usual way.
-	{"big array content", bigResult(`[{"type":"text","text":"` + strings.Repeat("x", 300) + `"}]`, ""), true},
+	{"big array content", bigResult(`[{"type":"text","text":"`+strings.Repeat("x", 300)+`"}]`, ""), true},
 	{"big string content", bigResult(`"`+strings.Repeat(`y\n`, 200)+`"`, ""), true},
 	{"big content with a bad escape", bigResult(`"`+strings.Repeat("y", 300)+`\q"`, ""), false},
 	{"big content not closed", bigResult(`[{"type":"text","text":"`+strings.Repeat("y", 300)+`"}`, ""), false},

@@ -34,9 +34,10 @@ type teamCache struct {
 	recheck time.Duration
 	now     func() time.Time
 
-	mu   sync.Mutex
-	dirs map[string]*teamDir
-	glob *teamDir
+	mu     sync.Mutex
+	dirs   map[string]*teamDir
+	glob   *teamDir
+	forgot bool // dirs was emptied once (maxTeamDirs): TeamSnapshot cannot say
 }
 
 type globalFile struct {
@@ -190,7 +191,7 @@ func (c *teamCache) dir(path string, now time.Time) *teamDir {
 		}
 	}
 	if len(c.dirs) >= maxTeamDirs {
-		c.dirs = map[string]*teamDir{}
+		c.dirs, c.forgot = map[string]*teamDir{}, true
 	}
 	c.dirs[e.path] = e
 	return e
@@ -214,15 +215,7 @@ func (c *teamCache) global(now time.Time) *teamDir {
 	if e != nil && now.Sub(e.checked) < c.recheck {
 		return e
 	}
-	seen := make([]stamp, len(c.globals))
-	problems := make([]string, len(c.globals))
-	for i, g := range c.globals {
-		s, err := stampOf(g.path)
-		if err != nil {
-			problems[i] = fmt.Sprintf("cannot look for %s: %s", g.path, plainErr(err))
-		}
-		seen[i] = s
-	}
+	seen, problems := c.globalStampsEach()
 	if e != nil && sameStamps(e.seen, seen) && e.problem == strings.Join(problems, "") {
 		e.checked = now
 		return e
@@ -241,6 +234,27 @@ func (c *teamCache) global(now time.Time) *teamDir {
 	}
 	c.glob = e
 	return e
+}
+
+// globalStampsEach stats the global files, with a problem for each that
+// cannot be looked at.
+func (c *teamCache) globalStampsEach() ([]stamp, []string) {
+	seen := make([]stamp, len(c.globals))
+	problems := make([]string, len(c.globals))
+	for i, g := range c.globals {
+		s, err := stampOf(g.path)
+		if err != nil {
+			problems[i] = fmt.Sprintf("cannot look for %s: %s", g.path, plainErr(err))
+		}
+		seen[i] = s
+	}
+	return seen, problems
+}
+
+// globalStamps is globalStampsEach as the global entry keeps it.
+func (c *teamCache) globalStamps() ([]stamp, string) {
+	seen, problems := c.globalStampsEach()
+	return seen, strings.Join(problems, "")
 }
 
 // maxTeamDepth bounds the folders walked up from one path.

@@ -381,6 +381,9 @@ func (b *Bulk) dropReplaced() error {
 		if err := b.s.deletePrefix(scanPrefix(id)); err != nil {
 			return err
 		}
+		if err := b.s.dropCounts(id); err != nil {
+			return err
+		}
 		if err := b.s.db.Update(func(txn *badger.Txn) error { return txn.Delete(markerKey(id)) }); err != nil {
 			return err
 		}
@@ -531,7 +534,15 @@ func (b *Bulk) commitHeaders(txn *badger.Txn, now time.Time) error {
 }
 
 func (b *Bulk) commitRevisions(txn *badger.Txn) error {
+	bumped := map[string]bool{}
 	for _, r := range b.revs {
+		if !bumped[r.id] {
+			// Figures kept over the session's messages no longer hold.
+			if err := bumpRevision(txn, r.id); err != nil {
+				return err
+			}
+			bumped[r.id] = true
+		}
 		item, err := txn.Get(msgKey(r.id, r.seq))
 		if err != nil {
 			return fmt.Errorf("revise session %s message %d: %w", r.id, r.seq, err)

@@ -325,6 +325,9 @@ func (s *Store) finishDelete(id string) error {
 	if err := s.deletePrefix(scanPrefix(id)); err != nil {
 		return fmt.Errorf("delete scan records of session %s: %w", id, err)
 	}
+	if err := s.dropCounts(id); err != nil {
+		return fmt.Errorf("delete count records of session %s: %w", id, err)
+	}
 	return s.db.Update(func(txn *badger.Txn) error { return txn.Delete(deletingKey(id)) })
 }
 

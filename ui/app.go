@@ -192,6 +192,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case countsMsg:
 		m.counter.take(msg)
 		m.syncRedacted()
+	case keptMsg:
+		m.counter.takeKept(msg)
+		m.syncRedacted()
+	case savedMsg:
+		m.counter.takeSaved(msg)
 	case explainMsg:
 		if msg.sid == m.tr.sid && msg.model == m.c.model {
 			m.dialog = &explainDialog{c: m.c, em: msg}
@@ -377,7 +382,7 @@ func (m *Model) deleted(msg deletedMsg) tea.Cmd {
 		return m.loadSessions()
 	}
 	m.counter.forget(msg.sid)
-	m.c.ctxs.forget(msg.sid)
+	m.c.ctxs.Forget(msg.sid)
 	if msg.sid == m.tr.sid {
 		m.tr.reset("")
 	}

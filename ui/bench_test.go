@@ -372,3 +372,34 @@ func peakRSS() uint64 {
 	}
 	return 0
 }
+
+// BenchmarkCountsAfterRestart: the whole-session counts of the 100,000-
+// message session, counted once and kept in the store, read back as a TUI
+// started again reads them (tally.Load and taking them in), against
+// counting them again from nothing.
+func BenchmarkCountsAfterRestart(b *testing.B) {
+	m := openBig(b, "demo/limited")
+	key := countKey{m.tr.sid, m.c.model}
+	tier, _ := m.c.pol.TierFor(m.c.model)
+	b.Run("count", func(b *testing.B) {
+		for b.Loop() {
+			// A record that cannot be read: counted from nothing, then kept.
+			if err := m.c.store.PutCountRecord(key.sid, "tier/"+tier.Name, []byte{0}); err != nil {
+				b.Fatal(err)
+			}
+			m.counter = newCounter()
+			countAll(m, func() {})
+		}
+	})
+	// countAll ran the save too: the count is kept.
+	b.Run("kept", func(b *testing.B) {
+		for b.Loop() {
+			k := newCounter()
+			km := loadKept(m.c.store, m.c.pol, key, 0)().(keptMsg)
+			k.takeKept(km)
+			if c := k.get(key); !km.ok || c == nil || c.upto != bigN {
+				b.Fatalf("no kept count: ok=%v err=%v", km.ok, km.err)
+			}
+		}
+	})
+}

@@ -8,6 +8,7 @@ import (
 	"github.com/scrim-dev/scrim/policy"
 	"github.com/scrim-dev/scrim/runner"
 	"github.com/scrim-dev/scrim/session"
+	"github.com/scrim-dev/scrim/tally"
 )
 
 // Sender sends one chat turn, streaming notices as it goes; *runner.Runner
@@ -60,7 +61,7 @@ type common struct {
 	loc           *time.Location
 	now           func() time.Time
 	model         string
-	ctxs          *contexts // what pages of a session need from the rest of it
+	ctxs          *tally.Contexts // what pages of a session need from the rest of it
 }
 
 func newCommon(cfg Config) *common {
@@ -73,7 +74,7 @@ func newCommon(cfg Config) *common {
 		loc:      cfg.Location,
 		now:      cfg.Now,
 		model:    cfg.Model,
-		ctxs:     newContexts(),
+		ctxs:     tally.NewContexts(),
 	}
 	if c.loc == nil {
 		c.loc = time.Local

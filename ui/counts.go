@@ -1,18 +1,17 @@
 package ui
 
 import (
+	"sort"
+
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/scrim-dev/scrim/policy"
-	"github.com/scrim-dev/scrim/redact"
 	"github.com/scrim-dev/scrim/session"
+	"github.com/scrim-dev/scrim/tally"
 )
 
-// countChunk is how many messages one counting step streams from the store:
-// small enough that a step's garbage (decoded messages, their redacted copy
-// and prompt) keeps the heap flat, large enough that a 100,000-message
-// session takes about a hundred steps.
-const countChunk = 1024
+// countChunk is how many messages one counting step streams from the store.
+const countChunk = tally.Chunk
 
 // countKey names a whole-session count: a session seen by a model.
 type countKey struct{ sid, model string }
@@ -44,52 +43,62 @@ type chunkFigures struct {
 
 // countsMsg is one counted chunk.
 type countsMsg struct {
-	key      countKey
-	from, to uint64
-	redacted []uint64
-	unknowns []uint64
-	denied   []string
-	unknown  int
-	sent     int
-	derived  int
-	secrets  int
-	err      error
-	epoch    int // the session's epoch in the counter when the step started
+	key   countKey
+	step  tally.Step
+	err   error
+	epoch int // the session's epoch in the counter when the step started
 }
 
-func countStep(x *contexts, st *session.Store, pol *policy.Policy, key countKey, from, to uint64, epoch int) tea.Cmd {
+func countStep(x *tally.Contexts, st *session.Store, pol *policy.Policy, key countKey, from, to uint64, epoch int) tea.Cmd {
 	return func() tea.Msg {
-		msgs := make([]session.Message, 0, min(to-from+1, countChunk))
-		_, err := st.Scan(key.sid, from, to, func(m *session.Message) error {
-			msgs = append(msgs, *m)
-			return nil
-		})
-		out := countsMsg{key: key, from: from, to: to, err: err, epoch: epoch}
-		if err != nil {
-			return out
-		}
-		req, err := x.build(st, pol, key.sid, key.model, msgs)
-		if err != nil {
-			out.err = err
-			return out
-		}
-		for i := range req.History {
-			if countRedacted(&req.History[i]) > 0 {
-				out.redacted = append(out.redacted, req.History[i].Seq)
-			}
-		}
-		for _, r := range redact.PerMessage(msgs, req.History) {
-			if r.UnknownSource != nil && !r.Withheld && len(r.Redacted) == 0 {
-				out.unknowns = append(out.unknowns, r.Seq)
-			}
-		}
-		for _, d := range req.Report.DeniedPaths {
-			out.denied = append(out.denied, d.Path)
-		}
-		out.unknown, out.sent = req.Report.UnknownSource, req.Report.Messages
-		out.derived, out.secrets = req.Report.Derived, req.Report.Secrets
-		return out
+		step, err := tally.Count(x, st, pol, key.sid, key.model, from, to)
+		return countsMsg{key: key, step: step, err: err, epoch: epoch}
 	}
+}
+
+// keptMsg is a count read back from the store (tally.Load).
+type keptMsg struct {
+	key   countKey
+	kept  tally.Kept
+	ok    bool
+	rev   uint64
+	err   error
+	epoch int
+}
+
+func loadKept(st *session.Store, pol *policy.Policy, key countKey, epoch int) tea.Cmd {
+	return func() tea.Msg {
+		k, ok, rev, err := tally.Load(st, pol, key.sid, key.model)
+		return keptMsg{key: key, kept: k, ok: ok, rev: rev, err: err, epoch: epoch}
+	}
+}
+
+// savedMsg says a count up to upto is kept in the store.
+type savedMsg struct {
+	key  countKey
+	upto uint64
+}
+
+func saveKept(st *session.Store, pol *policy.Policy, key countKey, rev uint64, c *counts) tea.Cmd {
+	tc := tally.Counts{Upto: c.upto, Redacted: c.redacted, Unknowns: c.unknowns, Unknown: c.unknown,
+		Sent: c.sent, Derived: c.derived, Secrets: c.secrets}
+	for p := range c.denied {
+		tc.Denied = append(tc.Denied, p)
+	}
+	sort.Strings(tc.Denied)
+	return func() tea.Msg {
+		// A count not kept is counted again next time: nothing to report.
+		_ = tally.Save(st, pol, key.sid, key.model, rev, tc)
+		return savedMsg{key: key, upto: tc.Upto}
+	}
+}
+
+// keptState is what the counter knows of a count kept in the store.
+type keptState struct {
+	loaded bool   // tally.Load has answered
+	rev    uint64 // the session's revision the count in memory is of
+	valid  bool   // rev is known: the count may be kept
+	saved  uint64 // kept up to this message
 }
 
 // counter runs one counting step at a time: the open session first, then
@@ -103,10 +112,57 @@ type counter struct {
 	// epochs are bumped, by session, when its counts go back (rewind): a
 	// step that started before may have read messages as they were.
 	epochs map[string]int
+	kept   map[countKey]*keptState
 }
 
 func newCounter() counter {
-	return counter{results: map[countKey]*counts{}, failed: map[countKey]bool{}, epochs: map[string]int{}}
+	return counter{results: map[countKey]*counts{}, failed: map[countKey]bool{}, epochs: map[string]int{}, kept: map[countKey]*keptState{}}
+}
+
+func (k *counter) keptOf(key countKey) *keptState {
+	ks := k.kept[key]
+	if ks == nil {
+		ks = &keptState{}
+		k.kept[key] = ks
+	}
+	return ks
+}
+
+// takeKept starts from a count kept in the store, when nothing is counted
+// yet; either way it learns the session's revision.
+func (k *counter) takeKept(km keptMsg) {
+	k.busy = false
+	if km.epoch != k.epochs[km.key.sid] {
+		return // the session changed meanwhile: ask again
+	}
+	ks := k.keptOf(km.key)
+	ks.loaded = true
+	if km.err != nil {
+		return // counted in full, and not kept
+	}
+	ks.rev, ks.valid = km.rev, true
+	if !km.ok || k.results[km.key] != nil {
+		return
+	}
+	k.version++
+	c := &km.kept.Counts
+	kc := &counts{upto: c.Upto, redacted: c.Redacted, unknowns: c.Unknowns, denied: map[string]struct{}{},
+		unknown: c.Unknown, sent: c.Sent, derived: c.Derived, secrets: c.Secrets}
+	for _, p := range c.Denied {
+		kc.denied[p] = struct{}{}
+	}
+	// One chunk: a rewind into it counts the whole session again.
+	kc.chunks = []chunkFigures{{from: 1, to: c.Upto, redacted: len(c.Redacted), unknowns: len(c.Unknowns), denied: c.Denied,
+		unknown: c.Unknown, sent: c.Sent, derived: c.Derived, secret: c.Secrets}}
+	k.results[km.key] = kc
+	ks.saved = c.Upto
+}
+
+func (k *counter) takeSaved(sm savedMsg) {
+	k.busy = false
+	if ks := k.kept[sm.key]; ks != nil {
+		ks.saved = max(ks.saved, sm.upto)
+	}
 }
 
 func (k *counter) get(key countKey) *counts { return k.results[key] }
@@ -123,34 +179,35 @@ func (k *counter) take(cm countsMsg) {
 		k.failed[cm.key] = true
 		return
 	}
+	st := cm.step
 	c := k.results[cm.key]
 	if c == nil {
-		if cm.from != 1 {
+		if st.From != 1 {
 			return
 		}
 		c = &counts{denied: map[string]struct{}{}}
 		k.results[cm.key] = c
 	}
-	if cm.from != c.upto+1 {
+	if st.From != c.upto+1 {
 		return
 	}
-	c.upto = cm.to
-	c.chunks = append(c.chunks, chunkFigures{from: cm.from, to: cm.to, redacted: len(cm.redacted), unknowns: len(cm.unknowns),
-		denied: cm.denied, unknown: cm.unknown, sent: cm.sent, derived: cm.derived, secret: cm.secrets})
-	c.redacted = append(c.redacted, cm.redacted...)
-	c.unknowns = append(c.unknowns, cm.unknowns...)
-	for _, p := range cm.denied {
+	c.upto = st.To
+	c.chunks = append(c.chunks, chunkFigures{from: st.From, to: st.To, redacted: len(st.Redacted), unknowns: len(st.Unknowns),
+		denied: st.Denied, unknown: st.Unknown, sent: st.Sent, derived: st.Derived, secret: st.Secrets})
+	c.redacted = append(c.redacted, st.Redacted...)
+	c.unknowns = append(c.unknowns, st.Unknowns...)
+	for _, p := range st.Denied {
 		c.denied[p] = struct{}{}
 	}
-	c.unknown += cm.unknown
-	c.sent += cm.sent
-	c.derived += cm.derived
-	c.secrets += cm.secrets
+	c.unknown += st.Unknown
+	c.sent += st.Sent
+	c.derived += st.Derived
+	c.secrets += st.Secrets
 }
 
 // next starts the next counting step, if any is due: jobs are (session,
 // message count) pairs in priority order.
-func (k *counter) next(x *contexts, st *session.Store, pol *policy.Policy, model string, jobs []countJob) tea.Cmd {
+func (k *counter) next(x *tally.Contexts, st *session.Store, pol *policy.Policy, model string, jobs []countJob) tea.Cmd {
 	if k.busy || st == nil {
 		return nil
 	}
@@ -159,11 +216,21 @@ func (k *counter) next(x *contexts, st *session.Store, pol *policy.Policy, model
 		if k.failed[key] {
 			continue
 		}
+		ks := k.keptOf(key)
+		if !ks.loaded {
+			k.busy = true
+			return loadKept(st, pol, key, k.epochs[j.sid])
+		}
 		var upto uint64
-		if c := k.results[key]; c != nil {
+		c := k.results[key]
+		if c != nil {
 			upto = c.upto
 		}
 		if upto >= j.count {
+			if ks.valid && c != nil && ks.saved < c.upto {
+				k.busy = true
+				return saveKept(st, pol, key, ks.rev, c)
+			}
 			continue
 		}
 		k.busy = true
@@ -185,6 +252,11 @@ func (k *counter) forget(sid string) {
 			delete(k.failed, key)
 		}
 	}
+	for key := range k.kept {
+		if key.sid == sid {
+			delete(k.kept, key)
+		}
+	}
 }
 
 // rewind makes a session's counts, for every model, go back to before
@@ -193,6 +265,12 @@ func (k *counter) forget(sid string) {
 func (k *counter) rewind(sid string, from uint64) {
 	k.epochs[sid]++ // the session's step in flight, if any, is dropped when it comes
 	k.version++
+	for key, ks := range k.kept {
+		if key.sid == sid {
+			// The revision changed: learn it again before keeping a count.
+			ks.loaded, ks.valid, ks.saved = false, false, 0
+		}
+	}
 	for key, c := range k.results {
 		if key.sid != sid || from > c.upto {
 			continue

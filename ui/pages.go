@@ -9,6 +9,7 @@ import (
 	"github.com/scrim-dev/scrim/policy"
 	"github.com/scrim-dev/scrim/runner"
 	"github.com/scrim-dev/scrim/session"
+	"github.com/scrim-dev/scrim/tally"
 )
 
 // A session is never loaded whole: messages come in pages of pageSize
@@ -110,17 +111,17 @@ type pageMsg struct {
 
 // loadPage reads one page and builds what model is sent of it: through
 // runner.Build, the function that makes real requests.
-func loadPage(x *contexts, st *session.Store, pol *policy.Policy, sid string, gen int, idx uint64, model string) tea.Cmd {
+func loadPage(x *tally.Contexts, st *session.Store, pol *policy.Policy, sid string, gen int, idx uint64, model string) tea.Cmd {
 	return func() tea.Msg {
 		return readPage(x, st, pol, sid, gen, idx, model)
 	}
 }
 
-func readPage(x *contexts, st *session.Store, pol *policy.Policy, sid string, gen int, idx uint64, model string) pageMsg {
+func readPage(x *tally.Contexts, st *session.Store, pol *policy.Policy, sid string, gen int, idx uint64, model string) pageMsg {
 	first := idx*pageSize + 1
 	msgs, _, err := st.Range(sid, first, first+pageSize-1)
 	pm := pageMsg{sid: sid, gen: gen, idx: idx, model: model, msgs: msgs, err: err}
-	if err == nil && !x.ready(st, pol, sid, model) {
+	if err == nil && !x.Ready(st, pol, sid, model) {
 		// The stored side now; the sent side once the session's
 		// fingerprints are gathered (rebuildStale builds it).
 		pm.model = ""
@@ -128,7 +129,7 @@ func readPage(x *contexts, st *session.Store, pol *policy.Policy, sid string, ge
 	}
 	if err == nil {
 		var req runner.Request
-		req, pm.buildErr = x.build(st, pol, sid, model, msgs)
+		req, pm.buildErr = x.Build(st, pol, sid, model, msgs)
 		pm.hist = req.History
 	}
 	return pm
@@ -144,11 +145,11 @@ type rebuildMsg struct {
 	errs  map[uint64]error // pages whose build failed: they keep their old sent side
 }
 
-func rebuild(x *contexts, st *session.Store, pol *policy.Policy, sid string, gen int, model string, pages map[uint64][]session.Message) tea.Cmd {
+func rebuild(x *tally.Contexts, st *session.Store, pol *policy.Policy, sid string, gen int, model string, pages map[uint64][]session.Message) tea.Cmd {
 	return func() tea.Msg {
 		out := rebuildMsg{sid: sid, gen: gen, model: model, hists: make(map[uint64][]session.Message, len(pages))}
 		for idx, msgs := range pages {
-			req, err := x.build(st, pol, sid, model, msgs)
+			req, err := x.Build(st, pol, sid, model, msgs)
 			if err != nil {
 				if out.errs == nil {
 					out.errs = map[uint64]error{}
@@ -302,7 +303,7 @@ type openedMsg struct {
 	err   error
 }
 
-func openSession(x *contexts, st *session.Store, pol *policy.Policy, sid string, gen int, model string) tea.Cmd {
+func openSession(x *tally.Contexts, st *session.Store, pol *policy.Policy, sid string, gen int, model string) tea.Cmd {
 	return func() tea.Msg {
 		h, err := st.Get(sid)
 		if err != nil {

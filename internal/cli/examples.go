@@ -34,7 +34,8 @@ scrim redact 3f2a --model openai/gpt-5 --format json | jq .report`,
 	"scrim send": `scrim send 3f2a --model demo/limited "what does loadConfig read?"
 echo "and why?" | scrim send 3f2a -`,
 	"scrim sessions": `scrim sessions
-scrim sessions --format json | jq '.[].title'`,
+scrim sessions --format json | jq '.[].title'
+scrim sessions --model anthropic/claude-sonnet-4-5 --format json | jq '.[] | {title, redacted: .counts.redactedMessages}'`,
 	"scrim show": `scrim show 3f2a
 scrim show 3f2a --last 5
 scrim show 3f2a --format json`,

@@ -7,26 +7,36 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
 	"github.com/scrim-dev/scrim/internal/termsafe"
+	"github.com/scrim-dev/scrim/policy"
 	"github.com/scrim-dev/scrim/session"
+	"github.com/scrim-dev/scrim/tally"
 )
 
 // timeLayout shows stored times in the reader's local zone.
 const timeLayout = "2006-01-02 15:04:05"
 
 func newSessionsCmd(a *app) *cobra.Command {
-	var format string
+	var format, model string
 	cmd := &cobra.Command{
 		Use:   "sessions",
 		Short: "List stored sessions, most recently updated first",
-		Args:  usage(cobra.NoArgs),
+		Long: `Lists the stored sessions, most recently updated first. With --model M each
+session also says what M would be sent of it: how many messages carry a
+placeholder, which paths are denied, how much content is of unknown source.
+Those counts are kept in the store beside each session, so they cost a read
+the next time; a count that no longer holds (the policy, the session or a
+team file changed) is made again, on all cores.`,
+		Args: usage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkFormat(format); err != nil {
 				return err
@@ -39,11 +49,21 @@ func newSessionsCmd(a *app) *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("list sessions in %s: %w", st.Dir(), err)
 			}
+			var counts []*modelCounts
+			if model != "" {
+				pol, err := a.Policy()
+				if err != nil {
+					return err
+				}
+				if counts, err = countSessions(st, pol, model, list); err != nil {
+					return err
+				}
+			}
 			out := bufio.NewWriterSize(a.stdout, 64<<10)
 			if format == "json" {
-				err = writeJSONList(out, list)
+				err = writeJSONList(out, list, counts)
 			} else {
-				err = writeSessionTable(out, list, st.Dir())
+				err = writeSessionTable(out, list, counts, st.Dir())
 			}
 			if err == nil {
 				err = out.Flush()
@@ -53,25 +73,118 @@ func newSessionsCmd(a *app) *cobra.Command {
 		},
 	}
 	formatFlag(cmd, &format)
+	cmd.Flags().StringVar(&model, "model", "", "also count what this model would be sent of each session")
 	return cmd
 }
 
-func writeJSONList(w io.Writer, list []session.Header) error {
-	if list == nil {
-		list = []session.Header{}
+// modelCounts is what a model would be sent of one session, in sessions'
+// JSON.
+type modelCounts struct {
+	Model            string   `json:"model"`
+	Tier             string   `json:"tier"`
+	Messages         uint64   `json:"messages"` // counted: the session's messages when listed
+	Sent             int      `json:"sent"`
+	RedactedMessages int      `json:"redactedMessages"`
+	DeniedPaths      []string `json:"deniedPaths"`
+	UnknownSource    int      `json:"unknownSource"` // tool results of unknown source sent unchecked
+	Derived          int      `json:"derived"`
+	Secrets          int      `json:"secrets"`
+	Kept             bool     `json:"kept"` // read from the store rather than counted now
+}
+
+// countSessions counts each session for model: kept counts where they
+// hold, the rest counted (on top of a kept one when it still holds) by a
+// worker per core, and kept for next time.
+func countSessions(st *session.Store, pol *policy.Policy, model string, list []session.Header) ([]*modelCounts, error) {
+	tier, _ := pol.TierFor(model)
+	out := make([]*modelCounts, len(list))
+	errs := make([]error, len(list))
+	x := tally.NewContexts()
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				h := list[i]
+				k, ok, rev, err := tally.Load(st, pol, h.ID, model)
+				if err != nil {
+					errs[i] = err
+					continue
+				}
+				c := k.Counts
+				kept := ok && c.Upto == h.Count
+				if !kept {
+					if !ok {
+						c = tally.Counts{}
+					}
+					if err := tally.CountAll(x, st, pol, h.ID, model, &c, h.Count); err != nil {
+						errs[i] = fmt.Errorf("count session %s for %s: %w", h.ID, model, err)
+						continue
+					}
+					_ = tally.Save(st, pol, h.ID, model, rev, c) // a count not kept is made again next time
+				}
+				x.Forget(h.ID) // what counting it gathered is not needed again
+				denied := c.Denied
+				if denied == nil {
+					denied = []string{}
+				}
+				out[i] = &modelCounts{Model: model, Tier: tier.Name, Messages: c.Upto, Sent: c.Sent,
+					RedactedMessages: len(c.Redacted), DeniedPaths: denied, UnknownSource: c.Unknown,
+					Derived: c.Derived, Secrets: c.Secrets, Kept: kept}
+			}
+		}()
+	}
+	for i := range list {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// sessionJSON is a header, and with --model its counts.
+type sessionJSON struct {
+	session.Header
+	Counts *modelCounts `json:"counts,omitempty"`
+}
+
+func writeJSONList(w io.Writer, list []session.Header, counts []*modelCounts) error {
+	rows := make([]sessionJSON, len(list))
+	for i, h := range list {
+		rows[i].Header = h
+		if counts != nil {
+			rows[i].Counts = counts[i]
+		}
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(list)
+	return enc.Encode(rows)
 }
 
-func writeSessionTable(w io.Writer, list []session.Header, dir string) error {
+func writeSessionTable(w io.Writer, list []session.Header, counts []*modelCounts, dir string) error {
 	if len(list) == 0 {
 		_, err := fmt.Fprintf(w, "No sessions yet in %s.\n"+
 			"  start one:     scrim new --title \"what you are working on\"\n"+
 			"  import one:    scrim import claude|codex PATH\n"+
 			"  try the demo:  scrim demo\n", inertLine(dir))
 		return err
+	}
+	if counts != nil {
+		rows := make([][5]string, 0, len(list)+1)
+		rows = append(rows, [5]string{"ID", "TITLE", "MESSAGES", "REDACTED", "DENIED PATHS"})
+		for i, h := range list {
+			c := counts[i]
+			rows = append(rows, [5]string{inertLine(h.ID), truncate(inertLine(h.Title), 48),
+				strconv.FormatUint(h.Count, 10), strconv.Itoa(c.RedactedMessages), strconv.Itoa(len(c.DeniedPaths))})
+		}
+		return writeColumns(w, rows)
 	}
 	rows := make([][5]string, 0, len(list)+1)
 	rows = append(rows, [5]string{"ID", "TITLE", "MESSAGES", "LAST MODEL", "UPDATED"})

@@ -1,4 +1,4 @@
-package ui
+package tally
 
 import (
 	"sync"
@@ -9,7 +9,7 @@ import (
 	"github.com/scrim-dev/scrim/session"
 )
 
-// contexts supply what building a page's request needs from beyond the
+// Contexts supply what building a page's request needs from beyond the
 // page, for a tier with derived = "redact" or secrets = "redact": the
 // fingerprints of what the tier withholds of the whole session (gathered
 // once per session and model by streaming the session from the store, then
@@ -18,10 +18,13 @@ import (
 // rebuilds run as commands on other goroutines: contexts are safe for
 // concurrent use, and a second page waits for the first to finish
 // gathering rather than gathering again.
-type contexts struct {
+type Contexts struct {
 	mu      sync.Mutex
-	derived map[countKey]*derivedEntry
+	derived map[key]*derivedEntry
 }
+
+// key names a session seen by a model.
+type key struct{ sid, model string }
 
 type derivedEntry struct {
 	mu   sync.Mutex
@@ -30,12 +33,13 @@ type derivedEntry struct {
 	d    *redact.Derived
 }
 
-func newContexts() *contexts { return &contexts{derived: map[countKey]*derivedEntry{}} }
+// NewContexts makes an empty Contexts.
+func NewContexts() *Contexts { return &Contexts{derived: map[key]*derivedEntry{}} }
 
-// build is runner.BuildWith with the context for msgs, a piece of session
+// Build is runner.BuildWith with the context for msgs, a piece of session
 // sid. A context that cannot be read fails the page rather than show it
 // without derived or secret redaction.
-func (x *contexts) build(st *session.Store, pol *policy.Policy, sid, model string, msgs []session.Message) (runner.Request, error) {
+func (x *Contexts) Build(st *session.Store, pol *policy.Policy, sid, model string, msgs []session.Message) (runner.Request, error) {
 	ctx, err := x.context(st, pol, sid, model, msgs)
 	if err != nil {
 		return runner.Request{}, err
@@ -43,7 +47,7 @@ func (x *contexts) build(st *session.Store, pol *policy.Policy, sid, model strin
 	return runner.BuildWith(msgs, sid, model, pol, ctx), nil
 }
 
-func (x *contexts) context(st *session.Store, pol *policy.Policy, sid, model string, msgs []session.Message) (redact.Context, error) {
+func (x *Contexts) context(st *session.Store, pol *policy.Policy, sid, model string, msgs []session.Message) (redact.Context, error) {
 	tier, _ := pol.TierFor(model)
 	if st == nil || !tier.RedactsDerived() && !tier.RedactsSecrets() {
 		return redact.Context{}, nil
@@ -56,18 +60,18 @@ func (x *contexts) context(st *session.Store, pol *policy.Policy, sid, model str
 	return ctx, err
 }
 
-// ready reports whether pages of session sid can be built for model now,
+// Ready reports whether pages of session sid can be built for model now,
 // without waiting for the session's fingerprints to be gathered: when its
 // tier does not redact derived content, or they are gathered up to the
 // session's end. A page that is not ready is shown as still computing, and
 // built (by a rebuild, off the UI's thread) once they are.
-func (x *contexts) ready(st *session.Store, pol *policy.Policy, sid, model string) bool {
+func (x *Contexts) Ready(st *session.Store, pol *policy.Policy, sid, model string) bool {
 	tier, _ := pol.TierFor(model)
 	if st == nil || !tier.RedactsDerived() {
 		return true
 	}
 	x.mu.Lock()
-	e := x.derived[countKey{sid, model}]
+	e := x.derived[key{sid, model}]
 	x.mu.Unlock()
 	if e == nil || !e.mu.TryLock() {
 		return false // not started, or being gathered
@@ -80,13 +84,13 @@ func (x *contexts) ready(st *session.Store, pol *policy.Policy, sid, model strin
 // fingerprints returns the tier's fingerprints of the whole of session sid
 // as stored now: content withheld later in a session (a file read after the
 // user pasted it) counts as much as content withheld earlier.
-func (x *contexts) fingerprints(st *session.Store, pol *policy.Policy, sid, model string) (*redact.Derived, error) {
+func (x *Contexts) fingerprints(st *session.Store, pol *policy.Policy, sid, model string) (*redact.Derived, error) {
 	x.mu.Lock()
-	key := countKey{sid, model}
-	e := x.derived[key]
+	k := key{sid, model}
+	e := x.derived[k]
 	if e == nil {
 		e = &derivedEntry{b: redact.NewDerivedBuilder(model, pol)}
-		x.derived[key] = e
+		x.derived[k] = e
 	}
 	x.mu.Unlock()
 
@@ -105,14 +109,14 @@ func (x *contexts) fingerprints(st *session.Store, pol *policy.Policy, sid, mode
 	if h.Count <= e.upto {
 		return e.d, nil
 	}
-	chunk := make([]session.Message, 0, countChunk)
+	chunk := make([]session.Message, 0, Chunk)
 	flush := func() {
 		e.b.Add(chunk)
 		chunk = chunk[:0]
 	}
 	_, err = st.Scan(sid, e.upto+1, h.Count, func(m *session.Message) error {
 		chunk = append(chunk, *m)
-		if len(chunk) == countChunk {
+		if len(chunk) == Chunk {
 			flush()
 		}
 		return nil
@@ -126,7 +130,7 @@ func (x *contexts) fingerprints(st *session.Store, pol *policy.Policy, sid, mode
 		var pending []session.Message
 		_, err = st.Scan(sid, 1, h.Count, func(m *session.Message) error {
 			pending = append(pending, *m)
-			if len(pending) == countChunk {
+			if len(pending) == Chunk {
 				e.b.Recheck(pending, m.Seq == h.Count)
 				pending = pending[:0]
 			}
@@ -142,14 +146,14 @@ func (x *contexts) fingerprints(st *session.Store, pol *policy.Policy, sid, mode
 	return e.d, nil
 }
 
-// forget drops what is kept of a session (deleted, or rewritten by an
+// Forget drops what is kept of a session (deleted, or rewritten by an
 // import).
-func (x *contexts) forget(sid string) {
+func (x *Contexts) Forget(sid string) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	for key := range x.derived {
-		if key.sid == sid {
-			delete(x.derived, key)
+	for k := range x.derived {
+		if k.sid == sid {
+			delete(x.derived, k)
 		}
 	}
 }

@@ -98,7 +98,7 @@ func openBig(b *testing.B, model string) *Model {
 	m := New(cfg)
 	// Counting is held back (the program runs it beside the UI); countAll
 	// runs it when a benchmark needs the counts.
-	m.background = func(tea.Cmd) { m.counter.busy = false }
+	m.background = func(tea.Cmd) { m.counter.drop() }
 	m.Update(tea.WindowSizeMsg{Width: 160, Height: 45})
 	_, cmd := m.Update(m.Init()())
 	feed(m, cmd)
@@ -114,7 +114,22 @@ func countAll(m *Model, each func()) {
 		if c == nil {
 			return
 		}
-		m.Update(c())
+		// The steps of one call run at once, as the program runs a batch.
+		msg := c()
+		if batch, ok := msg.(tea.BatchMsg); ok {
+			msgs := make([]tea.Msg, len(batch))
+			var wg sync.WaitGroup
+			for i, cmd := range batch {
+				wg.Add(1)
+				go func() { defer wg.Done(); msgs[i] = cmd() }()
+			}
+			wg.Wait()
+			for _, msg := range msgs {
+				m.Update(msg)
+			}
+		} else {
+			m.Update(msg)
+		}
 		each()
 	}
 }
@@ -135,7 +150,7 @@ func BenchmarkOpenToFirstFrame(b *testing.B) {
 		for b.Loop() {
 			st, _ := bigStore(b)
 			m := New(fixtureConfig(b, st, "demo/limited"))
-			m.background = func(tea.Cmd) { m.counter.busy = false }
+			m.background = func(tea.Cmd) { m.counter.drop() }
 			m.Update(tea.WindowSizeMsg{Width: 160, Height: 45})
 			_, cmd := m.Update(m.Init()())
 			shallow(m, cmd)
@@ -381,7 +396,10 @@ func BenchmarkCountsAfterRestart(b *testing.B) {
 	m := openBig(b, "demo/limited")
 	key := countKey{m.tr.sid, m.c.model}
 	tier, _ := m.c.pol.TierFor(m.c.model)
-	b.Run("count", func(b *testing.B) {
+	count := func(b *testing.B, workers int) {
+		saved := countWorkers
+		countWorkers = workers
+		defer func() { countWorkers = saved }()
 		for b.Loop() {
 			// A record that cannot be read: counted from nothing, then kept.
 			if err := m.c.store.PutCountRecord(key.sid, "tier/"+tier.Name, []byte{0}); err != nil {
@@ -389,8 +407,13 @@ func BenchmarkCountsAfterRestart(b *testing.B) {
 			}
 			m.counter = newCounter()
 			countAll(m, func() {})
+			if c := m.counter.get(key); c == nil || c.upto != bigN {
+				b.Fatal("the count did not finish")
+			}
 		}
-	})
+	}
+	b.Run("count", func(b *testing.B) { count(b, runtime.GOMAXPROCS(0)) })
+	b.Run("count-one-core", func(b *testing.B) { count(b, 1) })
 	// countAll ran the save too: the count is kept.
 	b.Run("kept", func(b *testing.B) {
 		for b.Loop() {

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"runtime"
 	"sort"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -107,7 +108,13 @@ type keptState struct {
 type counter struct {
 	results map[countKey]*counts
 	failed  map[countKey]bool // a step failed: not retried until the session reloads
-	busy    bool
+	busy    bool              // a kept count is being read or written
+	// Counting steps run on every core: running are in flight, issued is
+	// where the last one issued for a count ends, and pending holds steps
+	// that arrived before the ones they follow.
+	running int
+	issued  map[countKey]uint64
+	pending map[countKey][]tally.Step
 	version int // bumped whenever a figure changes
 	// epochs are bumped, by session, when its counts go back (rewind): a
 	// step that started before may have read messages as they were.
@@ -116,7 +123,8 @@ type counter struct {
 }
 
 func newCounter() counter {
-	return counter{results: map[countKey]*counts{}, failed: map[countKey]bool{}, epochs: map[string]int{}, kept: map[countKey]*keptState{}}
+	return counter{results: map[countKey]*counts{}, failed: map[countKey]bool{}, epochs: map[string]int{},
+		kept: map[countKey]*keptState{}, issued: map[countKey]uint64{}, pending: map[countKey][]tally.Step{}}
 }
 
 func (k *counter) keptOf(key countKey) *keptState {
@@ -170,26 +178,44 @@ func (k *counter) get(key countKey) *counts { return k.results[key] }
 // take merges a chunk when it continues what is counted; anything else (a
 // session that changed underneath, a deleted one) is dropped.
 func (k *counter) take(cm countsMsg) {
-	k.busy = false
+	k.running--
 	k.version++
-	if cm.epoch != k.epochs[cm.key.sid] {
+	if cm.epoch != k.epochs[cm.key.sid] || k.failed[cm.key] {
 		return
 	}
 	if cm.err != nil {
 		k.failed[cm.key] = true
+		delete(k.pending, cm.key)
 		return
 	}
-	st := cm.step
-	c := k.results[cm.key]
-	if c == nil {
-		if st.From != 1 {
-			return
+	k.pending[cm.key] = append(k.pending[cm.key], cm.step)
+	for k.mergeNext(cm.key) {
+	}
+}
+
+// mergeNext merges the pending step that continues what is counted, if it
+// has come.
+func (k *counter) mergeNext(key countKey) bool {
+	var upto uint64
+	if c := k.results[key]; c != nil {
+		upto = c.upto
+	}
+	steps := k.pending[key]
+	for i, st := range steps {
+		if st.From == upto+1 {
+			k.pending[key] = append(steps[:i:i], steps[i+1:]...)
+			k.merge(key, st)
+			return true
 		}
-		c = &counts{denied: map[string]struct{}{}}
-		k.results[cm.key] = c
 	}
-	if st.From != c.upto+1 {
-		return
+	return false
+}
+
+func (k *counter) merge(key countKey, st tally.Step) {
+	c := k.results[key]
+	if c == nil {
+		c = &counts{denied: map[string]struct{}{}}
+		k.results[key] = c
 	}
 	c.upto = st.To
 	c.chunks = append(c.chunks, chunkFigures{from: st.From, to: st.To, redacted: len(st.Redacted), unknowns: len(st.Unknowns),
@@ -205,43 +231,68 @@ func (k *counter) take(cm countsMsg) {
 	c.secrets += st.Secrets
 }
 
-// next starts the next counting step, if any is due: jobs are (session,
-// message count) pairs in priority order.
+// next starts what counting is due: the steps of the counts in jobs'
+// priority order, as many at once as there are cores, each count read back
+// from the store first and kept there once complete. jobs are (session,
+// message count) pairs.
 func (k *counter) next(x *tally.Contexts, st *session.Store, pol *policy.Policy, model string, jobs []countJob) tea.Cmd {
-	if k.busy || st == nil {
+	if st == nil {
 		return nil
 	}
+	var cmds []tea.Cmd
 	for _, j := range jobs {
+		if k.running >= countWorkers {
+			break
+		}
 		key := countKey{j.sid, model}
 		if k.failed[key] {
 			continue
 		}
 		ks := k.keptOf(key)
 		if !ks.loaded {
-			k.busy = true
-			return loadKept(st, pol, key, k.epochs[j.sid])
+			if !k.busy {
+				k.busy = true
+				cmds = append(cmds, loadKept(st, pol, key, k.epochs[j.sid]))
+			}
+			break // a count of a later job waits: the order is the priority
 		}
-		var upto uint64
 		c := k.results[key]
+		upto := k.issued[key]
 		if c != nil {
-			upto = c.upto
+			upto = max(upto, c.upto)
 		}
 		if upto >= j.count {
-			if ks.valid && c != nil && ks.saved < c.upto {
+			if c != nil && c.upto >= j.count && ks.valid && ks.saved < c.upto && !k.busy {
 				k.busy = true
-				return saveKept(st, pol, key, ks.rev, c)
+				cmds = append(cmds, saveKept(st, pol, key, ks.rev, c))
 			}
 			continue
 		}
-		k.busy = true
-		return countStep(x, st, pol, key, upto+1, min(upto+countChunk, j.count), k.epochs[j.sid])
+		for k.running < countWorkers && upto < j.count {
+			to := min(upto+countChunk, j.count)
+			cmds = append(cmds, countStep(x, st, pol, key, upto+1, to, k.epochs[j.sid]))
+			k.running++
+			k.issued[key], upto = to, to
+		}
 	}
-	return nil
+	return tea.Batch(cmds...)
 }
+
+// drop forgets what next issued: for a caller that did not run it (the
+// benchmarks hold counting back this way).
+func (k *counter) drop() {
+	k.busy, k.running = false, 0
+	k.issued = map[countKey]uint64{}
+	k.pending = map[countKey][]tally.Step{}
+}
+
+// countWorkers is how many counting steps run at once.
+var countWorkers = runtime.GOMAXPROCS(0)
 
 // forget drops a session's counts (deleted, or rewritten by an import).
 func (k *counter) forget(sid string) {
 	k.version++
+	k.epochs[sid]++ // its steps in flight are dropped when they come
 	for key := range k.results {
 		if key.sid == sid {
 			delete(k.results, key)
@@ -255,6 +306,18 @@ func (k *counter) forget(sid string) {
 	for key := range k.kept {
 		if key.sid == sid {
 			delete(k.kept, key)
+		}
+	}
+	k.dropIssued(sid)
+}
+
+// dropIssued forgets the steps issued for a session's counts: those in
+// flight are dropped when they come (the epoch moved on).
+func (k *counter) dropIssued(sid string) {
+	for key := range k.issued {
+		if key.sid == sid {
+			delete(k.issued, key)
+			delete(k.pending, key)
 		}
 	}
 }
@@ -271,6 +334,7 @@ func (k *counter) rewind(sid string, from uint64) {
 			ks.loaded, ks.valid, ks.saved = false, false, 0
 		}
 	}
+	k.dropIssued(sid)
 	for key, c := range k.results {
 		if key.sid != sid || from > c.upto {
 			continue

@@ -61,3 +61,50 @@ func runCounting(m *Model, cmd tea.Cmd, steps *int) {
 		runCounting(m, next, steps)
 	}
 }
+
+// TestCountStepsOutOfOrder: steps run at once and come back in any order;
+// the count they make is the one a step at a time makes.
+func TestCountStepsOutOfOrder(t *testing.T) {
+	st := openStore(t, t.TempDir())
+	sid := bigSession(t, st, 5*countChunk+100)
+	m := New(fixtureConfig(t, st, "demo/limited"))
+	jobs := []countJob{{sid, 5*countChunk + 100}}
+	run := func(workers int, reverse bool) *counts {
+		saved := countWorkers
+		countWorkers = workers
+		defer func() { countWorkers = saved }()
+		k := newCounter()
+		k.kept[countKey{sid, "demo/limited"}] = &keptState{loaded: true} // count, do not read back
+		for {
+			cmd := k.next(m.c.ctxs, st, m.c.pol, "demo/limited", jobs)
+			if cmd == nil {
+				break
+			}
+			var msgs []tea.Msg
+			if batch, ok := cmd().(tea.BatchMsg); ok {
+				for _, c := range batch {
+					msgs = append(msgs, c())
+				}
+			} else {
+				msgs = append(msgs, cmd())
+			}
+			if reverse {
+				for i, j := 0, len(msgs)-1; i < j; i, j = i+1, j-1 {
+					msgs[i], msgs[j] = msgs[j], msgs[i]
+				}
+			}
+			for _, msg := range msgs {
+				k.take(msg.(countsMsg))
+			}
+		}
+		return k.get(countKey{sid, "demo/limited"})
+	}
+	one, many := run(1, false), run(4, true)
+	if one == nil || many == nil || one.upto != 5*countChunk+100 || many.upto != one.upto {
+		t.Fatalf("counts: one at a time %+v, four at once %+v", one, many)
+	}
+	if !reflect.DeepEqual(one.redacted, many.redacted) || !reflect.DeepEqual(one.denied, many.denied) ||
+		one.unknown != many.unknown || one.sent != many.sent || len(one.chunks) != len(many.chunks) {
+		t.Fatalf("out of order: %d/%d redacted, %d/%d denied, %d/%d sent", len(many.redacted), len(one.redacted), len(many.denied), len(one.denied), many.sent, one.sent)
+	}
+}

@@ -321,6 +321,11 @@ func checkText(f *os.File, name, agent string) error {
 // agentName is how messages name each agent's transcripts.
 var agentName = map[string]string{"claude": "Claude Code", "codex": "Codex"}
 
+// LooksLike names the agent whose JSON-lines transcript line is (Claude
+// Code, Codex), for a source's error when it is handed one; "" when it
+// cannot tell.
+func LooksLike(line []byte) string { return agentName[sniffAgent(line)] }
+
 // sniffAgent says whose transcript line is: Codex rollout lines carry
 // their content in a payload under a timestamp and a type; Claude Code
 // lines carry a sessionId, or a summary. "" when it cannot tell.

@@ -18,7 +18,8 @@ scrim check ~/backup/store --repair    # copies what reads into ~/backup/store.r
 scrim demo --model demo/public --keep`,
 	"scrim import": `scrim import claude                    # ~/.claude/projects
 scrim import codex ~/.codex/sessions/2025/09
-scrim import claude session.jsonl --verbose`,
+scrim import claude session.jsonl --verbose
+scrim import gemini                    # ~/.gemini/tmp/<project hash>/chats`,
 	"scrim models": `scrim models
 scrim models --provider anthropic --format json`,
 	"scrim new": `scrim new --title "fix the parser"

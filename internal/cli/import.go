@@ -2,9 +2,11 @@ package cli
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -14,34 +16,51 @@ import (
 	"github.com/scrim-dev/scrim/session/importers"
 	"github.com/scrim-dev/scrim/session/importers/claude"
 	"github.com/scrim-dev/scrim/session/importers/codex"
+	"github.com/scrim-dev/scrim/session/importers/gemini"
 )
 
-// importer is one agent the import command knows.
+// importer is one agent the import command knows: a JSON-lines transcript
+// format read line by line (factory), or a source read whole (source).
 type importer struct {
 	factory importers.Factory
+	source  *importers.Source
 	folder  string // default folder, under the home folder
-	match   func(name string) bool
+	match   func(path string) bool
+	files   string // what match takes, for messages
 }
 
+func jsonl(path string) bool { return strings.HasSuffix(path, ".jsonl") }
+
 var importerFor = map[string]importer{
-	claude.Agent: {claude.New, filepath.Join(".claude", "projects"), func(n string) bool { return strings.HasSuffix(n, ".jsonl") }},
-	codex.Agent:  {codex.New, filepath.Join(".codex", "sessions"), func(n string) bool { return strings.HasSuffix(n, ".jsonl") }},
+	claude.Agent: {factory: claude.New, folder: filepath.Join(".claude", "projects"), match: jsonl, files: "transcripts (*.jsonl)"},
+	codex.Agent:  {factory: codex.New, folder: filepath.Join(".codex", "sessions"), match: jsonl, files: "transcripts (*.jsonl)"},
+	gemini.Agent: {source: &gemini.Source, folder: filepath.Join(".gemini", "tmp"), match: gemini.Match, files: "sessions (session-*.json, session-*.jsonl, checkpoint-*.json)"},
+}
+
+// agentList is the agents, for messages: "claude, codex or gemini".
+func agentList() string {
+	names := slices.Sorted(maps.Keys(importerFor))
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
 func newImportCmd(a *app) *cobra.Command {
 	var verbose bool
 	cmd := &cobra.Command{
-		Use:   "import claude|codex [PATH...]",
-		Short: "Import Claude Code or Codex transcripts (files or folders, recursively)",
-		Long: `Import Claude Code or Codex transcripts into the session store, recovering
-which files each tool result's content came from.
+		Use:   "import claude|codex|gemini [PATH...]",
+		Short: "Import Claude Code, Codex or Gemini CLI sessions (files or folders, recursively)",
+		Long: `Import Claude Code, Codex or Gemini CLI sessions into the session store,
+recovering which files each tool result's content came from.
 
-PATH is a transcript file or a folder searched recursively for *.jsonl files;
-without PATH, ~/.claude/projects or ~/.codex/sessions. Importing a file again
-adds only the lines it gained since (after any messages added in scrim); a
-file that was rewritten is imported afresh, replacing its old sessions only
-where they hold nothing but what was imported: a session with messages added
-in scrim is kept as it is.
+PATH is a session file or a folder searched recursively: for *.jsonl
+transcripts (claude, codex), for session-*.json, session-*.jsonl and
+checkpoint-*.json files (gemini). Without PATH, each agent's own folder:
+~/.claude/projects, ~/.codex/sessions, ~/.gemini/tmp.
+
+Importing a transcript again adds only the lines it gained since (after any
+messages added in scrim); a Gemini CLI session, which is rewritten on every
+turn, adds the messages it gained. A file that changed otherwise is imported
+afresh, replacing its old sessions only where they hold nothing but what was
+imported: a session with messages added in scrim is kept as it is.
 
 Each file prints one summary line, and an import of many files a total line
 at the end. On a terminal a progress bar (files, MB, rate, time left) stands
@@ -58,7 +77,7 @@ for the summary lines, unless --verbose; NO_COLOR turns its colours off.`,
 func (a *app) runImport(agent string, paths []string, verbose bool) error {
 	imp, ok := importerFor[agent]
 	if !ok {
-		return usageError("unknown agent %q: use scrim import claude or scrim import codex", agent)
+		return usageError("unknown agent %q: use scrim import %s", agent, agentList())
 	}
 	if len(paths) == 0 {
 		home, err := userdirs.Home(a.lookupEnv)
@@ -72,7 +91,7 @@ func (a *app) runImport(agent string, paths []string, verbose bool) error {
 		return fmt.Errorf("%v; pass a transcript file or folder", err)
 	}
 	if len(files) == 0 {
-		return fmt.Errorf("no %s transcripts (*.jsonl) found in %s", agent, strings.Join(paths, ", "))
+		return fmt.Errorf("no %s %s found in %s", agent, imp.files, strings.Join(paths, ", "))
 	}
 	st, err := a.Store()
 	if err != nil {
@@ -92,7 +111,7 @@ func (a *app) runImport(agent string, paths []string, verbose bool) error {
 	failed := 0
 	var total importers.Stats
 	var one error // the error of a single file, which is then the one line
-	err = importers.ImportFiles(st, agent, files, imp.factory, runtime.GOMAXPROCS(0), func(i int, res importers.Result, err error) {
+	done := func(i int, res importers.Result, err error) {
 		if err != nil {
 			if len(files) == 1 {
 				one = err
@@ -112,7 +131,12 @@ func (a *app) runImport(agent string, paths []string, verbose bool) error {
 		total.Tagged += res.Tagged
 		total.Unknown += res.Unknown
 		total.Skipped += res.Skipped
-	})
+	}
+	if imp.source != nil {
+		err = importers.ImportSources(st, *imp.source, files, done)
+	} else {
+		err = importers.ImportFiles(st, agent, files, imp.factory, runtime.GOMAXPROCS(0), done)
+	}
 	if err != nil {
 		return err
 	}

@@ -32,7 +32,7 @@ func TestImportCommandErrors(t *testing.T) {
 		msg  string
 	}{
 		{"no agent", []string{"import"}, exitUsage, "requires at least 1 arg"},
-		{"unknown agent", []string{"import", "gemini", claudeFixture}, exitUsage, `unknown agent "gemini"`},
+		{"unknown agent", []string{"import", "cursor", claudeFixture}, exitUsage, `unknown agent "cursor"`},
 		{"missing path", []string{"import", "claude", "nope/none.jsonl"}, exitError, "cannot read nope/none.jsonl"},
 		{"missing default folder", []string{"import", "codex"}, exitError, ".codex/sessions"},
 		{"folder without transcripts", []string{"import", "claude", "../../policy"}, exitError, "no claude transcripts"},

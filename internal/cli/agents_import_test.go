@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/scrim-dev/scrim/session"
+	"github.com/scrim-dev/scrim/session/importers/importtest"
 )
 
 // agentFixture writes one agent's session, in one of its formats, that
@@ -17,9 +18,9 @@ import (
 // shell, and allowed ones beside them. It returns the path to import.
 type agentFixture struct {
 	name, agent string
-	write       func(t *testing.T, f *shellTree) string
-	visible     []string // allowed lines that must still be sent to limited
-	gone        []string // text that must not be imported at all (rewound away)
+	write       func(t *testing.T, f *shellTree) string // the file or folder to import
+	visible     []string                                // allowed lines that must still be sent to limited
+	gone        []string                                // text that must not be imported at all (rewound away)
 }
 
 // geminiCall is a Gemini CLI tool call record with its result.
@@ -110,6 +111,50 @@ func geminiFixtures() []agentFixture {
 	}
 }
 
+// crushParts encodes a Crush message's parts: [{type, data}].
+func crushParts(ps ...map[string]any) []byte {
+	b, _ := json.Marshal(ps)
+	return b
+}
+
+func crushCall(id, name string, input map[string]any) map[string]any {
+	in, _ := json.Marshal(input)
+	return map[string]any{"type": "tool_call", "data": map[string]any{"id": id, "name": name, "input": string(in), "finished": true}}
+}
+
+func crushResult(id, content string) map[string]any {
+	return map[string]any{"type": "tool_result", "data": map[string]any{"tool_call_id": id, "name": "", "content": content}}
+}
+
+const crushSchema = `
+CREATE TABLE sessions (id TEXT PRIMARY KEY, parent_session_id TEXT, title TEXT NOT NULL, message_count INTEGER NOT NULL DEFAULT 0,
+  prompt_tokens INTEGER NOT NULL DEFAULT 0, completion_tokens INTEGER NOT NULL DEFAULT 0, cost REAL NOT NULL DEFAULT 0.0,
+  updated_at INTEGER NOT NULL, created_at INTEGER NOT NULL);
+CREATE TABLE messages (id TEXT PRIMARY KEY, session_id TEXT NOT NULL, role TEXT NOT NULL, parts BLOB NOT NULL default '[]',
+  model TEXT, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL, finished_at INTEGER, provider TEXT);`
+
+func crushFixtures() []agentFixture {
+	return []agentFixture{{name: "database (rows in the WAL)", agent: "crush", visible: []string{"allowed-readme-1", "allowed-app-2"}, write: func(t *testing.T, f *shellTree) string {
+		db := filepath.Join(f.ws, ".crush", "crush.db")
+		msg := func(id, role string, at int64, parts []byte) importtest.Stmt {
+			return importtest.Stmt{SQL: "INSERT INTO messages (id, session_id, role, parts, model, provider, created_at, updated_at) VALUES (?, 's1', ?, ?, 'gpt-4.1', 'openai', ?, ?)", Args: []any{id, role, parts, at, at}}
+		}
+		grep := "Found 3 matches\n" + f.ws + "/README.md:\n  Line 1, Char 18: allowed-readme-1 TOKEN is set in .env\n\n" + f.ws + "/.env:\n  Line 1, Char 1: TOKEN=denied-env-1\n\n" + f.ws + "/src/app.go:\n  Line 2, Char 20: // allowed-app-2 reads TOKEN\n"
+		attach := map[string]any{"type": "binary", "data": map[string]any{"Path": f.ws + "/.env.devnet.local", "MIMEType": "text/plain", "Data": []byte(f.sh(t, "cat .env.devnet.local"))}}
+		importtest.SQLite(t, db,
+			importtest.Stmt{SQL: crushSchema},
+			importtest.Stmt{SQL: "INSERT INTO sessions (id, title, updated_at, created_at) VALUES ('s1', 'Where is TOKEN set?', 1751366400, 1751366400)"},
+			msg("m1", "user", 1751366400, crushParts(map[string]any{"type": "text", "data": map[string]any{"text": "Where is TOKEN set? See the attached file."}}, attach)),
+			msg("m2", "assistant", 1751366401, crushParts(crushCall("c1", "view", map[string]any{"file_path": f.ws + "/.env"}),
+				crushCall("c2", "bash", map[string]any{"command": "cat secrets/api.key"}), crushCall("c3", "grep", map[string]any{"pattern": "TOKEN"}))),
+			msg("m3", "tool", 1751366402, crushParts(crushResult("c1", "<file>\n     1|TOKEN=denied-env-1\n     2|DB=denied-env-2\n</file>\n"),
+				crushResult("c2", f.sh(t, "cat secrets/api.key")), crushResult("c3", grep))),
+			msg("m4", "assistant", 1751366403, crushParts(map[string]any{"type": "text", "data": map[string]any{"text": "TOKEN is set in .env."}})),
+		)
+		return f.ws // the project: its .crush/crush.db is found
+	}}}
+}
+
 func writeJSON(t *testing.T, path string, v any) string {
 	t.Helper()
 	b, err := json.MarshalIndent(v, "", "  ")
@@ -145,7 +190,7 @@ func importedSessions(t *testing.T, store, file string) []string {
 // it, while the allowed reads beside it stay whole.
 func TestAgentReadsImportRedacted(t *testing.T) {
 	t.Parallel()
-	for _, fx := range geminiFixtures() {
+	for _, fx := range append(geminiFixtures(), crushFixtures()...) {
 		t.Run(fx.agent+" "+fx.name, func(t *testing.T) {
 			isolate(t)
 			f := newShellTree(t)

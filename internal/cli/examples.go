@@ -19,7 +19,8 @@ scrim demo --model demo/public --keep`,
 	"scrim import": `scrim import claude                    # ~/.claude/projects
 scrim import codex ~/.codex/sessions/2025/09
 scrim import claude session.jsonl --verbose
-scrim import gemini                    # ~/.gemini/tmp/<project hash>/chats`,
+scrim import gemini                    # ~/.gemini/tmp/<project hash>/chats
+scrim import crush ~/src               # every .crush/crush.db under ~/src`,
 	"scrim models": `scrim models
 scrim models --provider anthropic --format json`,
 	"scrim new": `scrim new --title "fix the parser"

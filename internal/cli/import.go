@@ -16,6 +16,7 @@ import (
 	"github.com/scrim-dev/scrim/session/importers"
 	"github.com/scrim-dev/scrim/session/importers/claude"
 	"github.com/scrim-dev/scrim/session/importers/codex"
+	"github.com/scrim-dev/scrim/session/importers/crush"
 	"github.com/scrim-dev/scrim/session/importers/gemini"
 )
 
@@ -24,7 +25,7 @@ import (
 type importer struct {
 	factory importers.Factory
 	source  *importers.Source
-	folder  string // default folder, under the home folder
+	folder  string // default folder, under the home folder ("": the current folder)
 	match   func(path string) bool
 	files   string // what match takes, for messages
 }
@@ -35,6 +36,9 @@ var importerFor = map[string]importer{
 	claude.Agent: {factory: claude.New, folder: filepath.Join(".claude", "projects"), match: jsonl, files: "transcripts (*.jsonl)"},
 	codex.Agent:  {factory: codex.New, folder: filepath.Join(".codex", "sessions"), match: jsonl, files: "transcripts (*.jsonl)"},
 	gemini.Agent: {source: &gemini.Source, folder: filepath.Join(".gemini", "tmp"), match: gemini.Match, files: "sessions (session-*.json, session-*.jsonl, checkpoint-*.json)"},
+	// Crush keeps a database in each project: the default is the current
+	// folder's, and those of the projects under it.
+	crush.Agent: {source: &crush.Source, match: crush.Match, files: "databases (.crush/crush.db)"},
 }
 
 // agentList is the agents, for messages: "claude, codex or gemini".
@@ -46,21 +50,25 @@ func agentList() string {
 func newImportCmd(a *app) *cobra.Command {
 	var verbose bool
 	cmd := &cobra.Command{
-		Use:   "import claude|codex|gemini [PATH...]",
-		Short: "Import Claude Code, Codex or Gemini CLI sessions (files or folders, recursively)",
-		Long: `Import Claude Code, Codex or Gemini CLI sessions into the session store,
-recovering which files each tool result's content came from.
+		Use:   "import claude|codex|crush|gemini [PATH...]",
+		Short: "Import Claude Code, Codex, Crush or Gemini CLI sessions (files or folders, recursively)",
+		Long: `Import Claude Code, Codex, Crush or Gemini CLI sessions into the session
+store, recovering which files each tool result's content came from.
 
 PATH is a session file or a folder searched recursively: for *.jsonl
-transcripts (claude, codex), for session-*.json, session-*.jsonl and
-checkpoint-*.json files (gemini). Without PATH, each agent's own folder:
-~/.claude/projects, ~/.codex/sessions, ~/.gemini/tmp.
+transcripts (claude, codex), .crush/crush.db databases (crush), and
+session-*.json, session-*.jsonl and checkpoint-*.json files (gemini).
+Without PATH, each agent's own folder: ~/.claude/projects, ~/.codex/sessions,
+~/.gemini/tmp; for crush, the current folder (Crush keeps a database in each
+project). A database is read from a copy: the agent's files are never
+opened in place.
 
 Importing a transcript again adds only the lines it gained since (after any
-messages added in scrim); a Gemini CLI session, which is rewritten on every
-turn, adds the messages it gained. A file that changed otherwise is imported
-afresh, replacing its old sessions only where they hold nothing but what was
-imported: a session with messages added in scrim is kept as it is.
+messages added in scrim); a database or a Gemini CLI session, which are
+rewritten as the agent works, add the messages each session gained. A
+session that changed otherwise is imported afresh, replacing its old one
+only where it holds nothing but what was imported: a session with messages
+added in scrim is kept as it is.
 
 Each file prints one summary line, and an import of many files a total line
 at the end. On a terminal a progress bar (files, MB, rate, time left) stands
@@ -78,6 +86,9 @@ func (a *app) runImport(agent string, paths []string, verbose bool) error {
 	imp, ok := importerFor[agent]
 	if !ok {
 		return usageError("unknown agent %q: use scrim import %s", agent, agentList())
+	}
+	if len(paths) == 0 && imp.folder == "" {
+		paths = []string{"."}
 	}
 	if len(paths) == 0 {
 		home, err := userdirs.Home(a.lookupEnv)

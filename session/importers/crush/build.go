@@ -272,39 +272,5 @@ func (b *builder) grep(m *session.Message, a *args, out string) {
 	if a.Path != "" {
 		base = b.paths.Canonical(a.Path, b.cwd)
 	}
-	var r shellread.Reading
-	seen := map[string]bool{}
-	file := ""
-	var cur strings.Builder
-	flush := func() {
-		if cur.Len() > 0 {
-			r.Parts = append(r.Parts, shellread.Part{Text: cur.String(), File: file})
-			cur.Reset()
-		}
-	}
-	for _, l := range strings.SplitAfter(out, "\n") {
-		line := strings.TrimRight(l, "\r\n")
-		if strings.HasSuffix(line, ":") && !strings.HasPrefix(line, " ") && !strings.HasPrefix(line, "Found ") {
-			forms := b.paths.Forms(strings.TrimSuffix(line, ":"), base)
-			if len(forms) == 0 {
-				m.Attribute(shellread.Reading{Unknown: "grep names a file that cannot be placed: " + line}, "", out, "")
-				return
-			}
-			flush()
-			file = forms[0]
-			for _, f := range forms {
-				if !seen[f] {
-					seen[f] = true
-					r.Files = append(r.Files, f)
-				}
-			}
-		}
-		cur.WriteString(l)
-	}
-	flush()
-	if len(r.Files) == 0 {
-		m.Attribute(shellread.Reading{Unknown: "grep output that names none of its files"}, "", out, "")
-		return
-	}
-	m.Attribute(r, "", out, "")
+	m.Attribute(importers.FileBlocks(out, func(name string) []string { return b.paths.Forms(name, base) }), "", out, "")
 }

@@ -155,6 +155,70 @@ func crushFixtures() []agentFixture {
 	}}}
 }
 
+const opencodeSchema = `
+CREATE TABLE session (id TEXT PRIMARY KEY, project_id TEXT NOT NULL, parent_id TEXT, slug TEXT NOT NULL, directory TEXT NOT NULL,
+  title TEXT NOT NULL, version TEXT NOT NULL, time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL);
+CREATE TABLE message (id TEXT PRIMARY KEY, session_id TEXT NOT NULL, time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL, data TEXT NOT NULL);
+CREATE TABLE part (id TEXT PRIMARY KEY, message_id TEXT NOT NULL, session_id TEXT NOT NULL, time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL, data TEXT NOT NULL);`
+
+// opencodeSession is a session that reads .env with read, secrets/ with
+// bash, and grep's matches in .env beside allowed files: its messages,
+// each with its parts.
+func opencodeSession(t *testing.T, f *shellTree) (info map[string]any, msgs []map[string]any, parts [][]map[string]any) {
+	tool := func(id, name string, input map[string]any, output string) map[string]any {
+		return map[string]any{"id": "prt_x" + id, "type": "tool", "tool": name, "callID": id,
+			"state": map[string]any{"status": "completed", "input": input, "output": output, "metadata": map[string]any{"exit": 0}}}
+	}
+	read := "<path>" + f.ws + "/.env</path>\n<type>file</type>\n<content>\n1: TOKEN=denied-env-1\n2: DB=denied-env-2\n\n(End of file - total 2 lines)\n</content>"
+	grep := "Found 3 matches\n" + f.ws + "/README.md:\n  Line 1: allowed-readme-1 TOKEN is set in .env\n\n" + f.ws + "/.env:\n  Line 1: TOKEN=denied-env-1\n\n" + f.ws + "/src/app.go:\n  Line 2: // allowed-app-2 reads TOKEN"
+	info = map[string]any{"id": "ses_1", "projectID": "p1", "directory": f.ws, "title": "Where is TOKEN set?", "version": "1.2.0", "time": map[string]any{"created": 1751366400000}}
+	msgs = []map[string]any{
+		{"id": "msg_1", "sessionID": "ses_1", "role": "user", "time": map[string]any{"created": 1751366400000}},
+		{"id": "msg_2", "sessionID": "ses_1", "role": "assistant", "modelID": "gpt-5", "providerID": "openai", "path": map[string]any{"cwd": f.ws, "root": f.ws}, "time": map[string]any{"created": 1751366401000}},
+	}
+	parts = [][]map[string]any{
+		{{"id": "prt_a", "type": "text", "text": "Where is TOKEN set?"}},
+		{tool("call_1", "read", map[string]any{"filePath": f.ws + "/.env"}, read),
+			tool("call_2", "bash", map[string]any{"command": "cat secrets/api.key", "description": "show"}, f.sh(t, "cat secrets/api.key")),
+			tool("call_3", "grep", map[string]any{"pattern": "TOKEN"}, grep)},
+	}
+	return info, msgs, parts
+}
+
+func opencodeFixtures() []agentFixture {
+	visible := []string{"allowed-readme-1", "allowed-app-2"}
+	return []agentFixture{
+		{name: "1.2 database", agent: "opencode", visible: visible, write: func(t *testing.T, f *shellTree) string {
+			info, msgs, parts := opencodeSession(t, f)
+			stmts := []importtest.Stmt{{SQL: opencodeSchema}, {SQL: "INSERT INTO session VALUES ('ses_1', 'p1', NULL, 's', ?, ?, 'v1.2.0', 1751366400000, 1751366400000)", Args: []any{f.ws, info["title"]}}}
+			for i, m := range msgs {
+				b, _ := json.Marshal(m)
+				stmts = append(stmts, importtest.Stmt{SQL: "INSERT INTO message VALUES (?, 'ses_1', ?, ?, ?)", Args: []any{m["id"], i, i, string(b)}})
+				for _, p := range parts[i] {
+					b, _ := json.Marshal(p)
+					stmts = append(stmts, importtest.Stmt{SQL: "INSERT INTO part VALUES (?, ?, 'ses_1', 0, 0, ?)", Args: []any{p["id"], m["id"], string(b)}})
+				}
+			}
+			data := filepath.Join(f.root, "share", "opencode")
+			importtest.SQLite(t, filepath.Join(data, "opencode.db"), stmts...)
+			return data
+		}},
+		{name: "JSON storage", agent: "opencode", visible: visible, write: func(t *testing.T, f *shellTree) string {
+			info, msgs, parts := opencodeSession(t, f)
+			root := filepath.Join(f.root, "share", "opencode", "storage")
+			writeJSON(t, filepath.Join(root, "session", "p1", "ses_1.json"), info)
+			for i, m := range msgs {
+				writeJSON(t, filepath.Join(root, "message", "ses_1", m["id"].(string)+".json"), m)
+				for _, p := range parts[i] {
+					p["messageID"] = m["id"]
+					writeJSON(t, filepath.Join(root, "part", m["id"].(string), p["id"].(string)+".json"), p)
+				}
+			}
+			return filepath.Dir(root)
+		}},
+	}
+}
+
 func writeJSON(t *testing.T, path string, v any) string {
 	t.Helper()
 	b, err := json.MarshalIndent(v, "", "  ")
@@ -190,7 +254,8 @@ func importedSessions(t *testing.T, store, file string) []string {
 // it, while the allowed reads beside it stay whole.
 func TestAgentReadsImportRedacted(t *testing.T) {
 	t.Parallel()
-	for _, fx := range append(geminiFixtures(), crushFixtures()...) {
+	fixtures := append(append(geminiFixtures(), crushFixtures()...), opencodeFixtures()...)
+	for _, fx := range fixtures {
 		t.Run(fx.agent+" "+fx.name, func(t *testing.T) {
 			isolate(t)
 			f := newShellTree(t)

@@ -18,6 +18,7 @@ import (
 	"github.com/scrim-dev/scrim/session/importers/codex"
 	"github.com/scrim-dev/scrim/session/importers/crush"
 	"github.com/scrim-dev/scrim/session/importers/gemini"
+	"github.com/scrim-dev/scrim/session/importers/opencode"
 )
 
 // importer is one agent the import command knows: a JSON-lines transcript
@@ -38,10 +39,11 @@ var importerFor = map[string]importer{
 	gemini.Agent: {source: &gemini.Source, folder: filepath.Join(".gemini", "tmp"), match: gemini.Match, files: "sessions (session-*.json, session-*.jsonl, checkpoint-*.json)"},
 	// Crush keeps a database in each project: the default is the current
 	// folder's, and those of the projects under it.
-	crush.Agent: {source: &crush.Source, match: crush.Match, files: "databases (.crush/crush.db)"},
+	crush.Agent:    {source: &crush.Source, match: crush.Match, files: "databases (.crush/crush.db)"},
+	opencode.Agent: {source: &opencode.Source, folder: filepath.Join(".local", "share", "opencode"), match: opencode.Match, files: "databases (opencode.db) or stored sessions (storage/session/*/*.json)"},
 }
 
-// agentList is the agents, for messages: "claude, codex or gemini".
+// agentList is the agents, for messages: "claude, codex, … or opencode".
 func agentList() string {
 	names := slices.Sorted(maps.Keys(importerFor))
 	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
@@ -50,18 +52,20 @@ func agentList() string {
 func newImportCmd(a *app) *cobra.Command {
 	var verbose bool
 	cmd := &cobra.Command{
-		Use:   "import claude|codex|crush|gemini [PATH...]",
-		Short: "Import Claude Code, Codex, Crush or Gemini CLI sessions (files or folders, recursively)",
-		Long: `Import Claude Code, Codex, Crush or Gemini CLI sessions into the session
-store, recovering which files each tool result's content came from.
+		Use:   "import claude|codex|crush|gemini|opencode [PATH...]",
+		Short: "Import Claude Code, Codex, Crush, Gemini CLI or opencode sessions (files or folders)",
+		Long: `Import Claude Code, Codex, Crush, Gemini CLI or opencode sessions into the
+session store, recovering which files each tool result's content came from.
 
 PATH is a session file or a folder searched recursively: for *.jsonl
-transcripts (claude, codex), .crush/crush.db databases (crush), and
-session-*.json, session-*.jsonl and checkpoint-*.json files (gemini).
-Without PATH, each agent's own folder: ~/.claude/projects, ~/.codex/sessions,
-~/.gemini/tmp; for crush, the current folder (Crush keeps a database in each
-project). A database is read from a copy: the agent's files are never
-opened in place.
+transcripts (claude, codex), .crush/crush.db databases (crush),
+session-*.json, session-*.jsonl and checkpoint-*.json files (gemini), and
+opencode.db or the stored sessions of the older JSON storage (opencode; an
+export written by opencode export is taken when named). Without PATH, each
+agent's own folder: ~/.claude/projects, ~/.codex/sessions, ~/.gemini/tmp,
+~/.local/share/opencode; for crush, the current folder (Crush keeps a
+database in each project). A database is read from a copy: the agent's files
+are never opened in place.
 
 Importing a transcript again adds only the lines it gained since (after any
 messages added in scrim); a database or a Gemini CLI session, which are

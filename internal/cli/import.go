@@ -28,7 +28,8 @@ type importer struct {
 	source  *importers.Source
 	folder  string // default folder, under the home folder ("": the current folder)
 	match   func(path string) bool
-	files   string // what match takes, for messages
+	files   string                // what match takes, for messages
+	prune   func(dir string) bool // folders a watch leaves out
 }
 
 func jsonl(path string) bool { return strings.HasSuffix(path, ".jsonl") }
@@ -40,7 +41,7 @@ var importerFor = map[string]importer{
 	// Crush keeps a database in each project: the default is the current
 	// folder's, and those of the projects under it.
 	crush.Agent:    {source: &crush.Source, match: crush.Match, files: "databases (.crush/crush.db)"},
-	opencode.Agent: {source: &opencode.Source, folder: filepath.Join(".local", "share", "opencode"), match: opencode.Match, files: "databases (opencode.db) or stored sessions (storage/session/*/*.json)"},
+	opencode.Agent: {source: &opencode.Source, folder: filepath.Join(".local", "share", "opencode"), match: opencode.Match, prune: opencode.Prune, files: "databases (opencode.db) or stored sessions (storage/session/*/*.json)"},
 }
 
 // agentList is the agents, for messages: "claude, codex, … or opencode".

@@ -19,6 +19,14 @@ const Agent = "opencode"
 // and exports; which one a file is, its content tells.
 var Source = importers.Source{Agent: Agent, Companions: companions, Read: read}
 
+// Prune names the folders of opencode's storage not to watch: its parts
+// and messages, a folder per message and session (the session's own file
+// is rewritten as it goes, which is what makes it due).
+func Prune(dir string) bool {
+	base := filepath.Base(dir)
+	return (base == "part" || base == "message") && filepath.Base(filepath.Dir(dir)) == "storage"
+}
+
 // Match tells opencode's files under a folder: its database
 // (opencode.db), and the session files of the JSON storage
 // (storage/session/<project>/<id>.json) unless a database beside the
@@ -36,7 +44,7 @@ func Match(path string) bool {
 }
 
 // companions are the files beside file that are part of the source: a
-// database's -wal and -shm, a stored session's messages and parts.
+// database's -wal, a stored session's messages and parts.
 func companions(file string) []string {
 	if root, ok := storageRoot(file); ok {
 		return storageFiles(root, strings.TrimSuffix(filepath.Base(file), ".json"))

@@ -18,8 +18,10 @@ import (
 	_ "modernc.org/sqlite" // the pure-Go driver: the build stays cgo-free
 )
 
-// Companions are the files beside a database that hold part of it.
-func Companions(file string) []string { return []string{file + "-wal", file + "-shm"} }
+// Companions are the files beside a database whose changes change its
+// content: its WAL. (Its -shm, an index of the WAL, is copied with it too,
+// but changes whenever anyone reads.)
+func Companions(file string) []string { return []string{file + "-wal"} }
 
 // magic starts every SQLite 3 database file.
 var magic = []byte("SQLite format 3\x00")
@@ -83,17 +85,17 @@ func (d *DB) Close() error {
 // of the database and that of its WAL would otherwise leave a copy whose
 // pages are in neither, or in both.
 func copyStable(file, to string) error {
-	from := append([]string{file}, Companions(file)...)
-	dest := append([]string{to}, Companions(to)...)
+	from := []string{file, file + "-wal", file + "-shm"}
+	dest := []string{to, to + "-wal", to + "-shm"}
 	for try := 0; ; try++ {
-		before := stamp(from)
+		before := stamp(from[:2])
 		for i := range from {
 			os.Remove(dest[i])
 			if err := copyFile(from[i], dest[i]); err != nil && !(os.IsNotExist(err) && i > 0) {
 				return fmt.Errorf("copy %s: %w", from[i], err)
 			}
 		}
-		if stamp(from) == before || try == 4 {
+		if stamp(from[:2]) == before || try == 4 {
 			return nil
 		}
 	}

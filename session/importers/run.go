@@ -319,27 +319,31 @@ func checkText(f *os.File, name, agent string) error {
 }
 
 // agentName is how messages name each agent's transcripts.
-var agentName = map[string]string{"claude": "Claude Code", "codex": "Codex"}
+var agentName = map[string]string{"claude": "Claude Code", "codex": "Codex", "gemini": "Gemini CLI"}
 
-// LooksLike names the agent whose JSON-lines transcript line is (Claude
-// Code, Codex), for a source's error when it is handed one; "" when it
-// cannot tell.
+// LooksLike names the agent whose JSON-lines transcript line is ("Claude
+// Code", "Codex", "Gemini CLI"), for a source's error when it is handed
+// another agent's; "" when it cannot tell.
 func LooksLike(line []byte) string { return agentName[sniffAgent(line)] }
 
-// sniffAgent says whose transcript line is: Codex rollout lines carry
-// their content in a payload under a timestamp and a type; Claude Code
-// lines carry a sessionId, or a summary. "" when it cannot tell.
+// sniffAgent says whose transcript line is: Gemini CLI's header names a
+// projectHash; Codex rollout lines carry their content in a payload under
+// a timestamp and a type; Claude Code lines carry a sessionId, or a
+// summary. "" when it cannot tell.
 func sniffAgent(line []byte) string {
 	var l struct {
-		Type      string          `json:"type"`
-		Payload   json.RawMessage `json:"payload"`
-		SessionID string          `json:"sessionId"`
-		Message   json.RawMessage `json:"message"`
+		Type        string          `json:"type"`
+		Payload     json.RawMessage `json:"payload"`
+		SessionID   string          `json:"sessionId"`
+		Message     json.RawMessage `json:"message"`
+		ProjectHash string          `json:"projectHash"`
 	}
 	if json.Unmarshal(line, &l) != nil {
 		return ""
 	}
 	switch {
+	case len(l.ProjectHash) > 0 || l.Type == "gemini":
+		return "gemini" // a Gemini CLI session's header or message record
 	case len(l.Payload) > 0 && l.SessionID == "" && len(l.Message) == 0:
 		return "codex"
 	case l.SessionID != "" || len(l.Message) > 0 || l.Type == "summary":

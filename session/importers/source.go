@@ -131,7 +131,7 @@ func ImportSource(st *session.Store, src Source, file string, paths *Paths) (Res
 	if old.Sessions == nil {
 		old.Sessions = map[string]*convImported{}
 	}
-	if seen && rec.Agent == src.Agent && slices.Equal(old.Files, now) && !slices.Contains(now, fileStamp{}) && trusted(now) && sessionsExist(st, &rec) {
+	if seen && rec.Agent == src.Agent && slices.Equal(old.Files, now) && trusted(now) && sessionsExist(st, &rec) {
 		res.Unchanged, res.SessionID = true, rec.Sessions[""]
 		return res, nil
 	}

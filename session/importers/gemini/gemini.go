@@ -164,7 +164,7 @@ func (c *conversation) lines(data []byte, rd *importers.Read) error {
 		ok := decode(raw, &l)
 		if first {
 			first = false
-			if other := importers.LooksLike(raw); other != "" && l.ProjectHash == "" {
+			if other := importers.LooksLike(raw); other != "" && other != "Gemini CLI" {
 				return fmt.Errorf("looks like a %s transcript, not a Gemini CLI session: scrim import %s", other, strings.ToLower(strings.Fields(other)[0]))
 			}
 			if !ok || (l.SessionID == "" && l.record.ID == "") {

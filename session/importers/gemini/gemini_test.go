@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/scrim-dev/scrim/session/importers"
 	"github.com/scrim-dev/scrim/session/importers/importtest"
@@ -143,4 +144,32 @@ func TestRelativeWithoutWorkspace(t *testing.T) {
 		"tool read parts=[tool_result] paths=nil unknown=the path .env is relative and the session records no workspace folder",
 		"tool bash parts=[tool_result] paths=nil unknown=the command's working folder was not recorded, so .env cannot be resolved",
 	})
+}
+
+// TestUnchangedIsAStat: a session file whose size and time are those of
+// the last import is not read again (its content is not even looked at).
+func TestUnchangedIsAStat(t *testing.T) {
+	st := importtest.Store(t)
+	file := filepath.Join(t.TempDir(), "session-z.json")
+	doc := `{"sessionId":"s","projectHash":"p","messages":[{"id":"u1","type":"user","content":"hello"}]}`
+	if err := os.WriteFile(file, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(file, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := importers.ImportSource(st, Source, file, nil); err != nil {
+		t.Fatal(err)
+	}
+	// Same size, same time, different bytes: only a read would notice.
+	if err := os.WriteFile(file, []byte(strings.Repeat(" ", len(doc))), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(file, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := importers.ImportSource(st, Source, file, nil); err != nil || !res.Unchanged {
+		t.Fatalf("second import %v %v", res, err)
+	}
 }

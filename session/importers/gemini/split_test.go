@@ -1,0 +1,28 @@
+package gemini
+
+import "testing"
+
+// The framing run_shell_command and read_file put around content is cut
+// from it, across versions; what is not framing stays output.
+func TestSplit(t *testing.T) {
+	for _, c := range []struct{ text, head, body, tail string }{
+		{"Output: KEY=1\nProcess Group PGID: 991", "Output: ", "KEY=1", "\nProcess Group PGID: 991"},
+		{"Output: a\nb\nExit Code: 1\nProcess Group PGID: 7", "Output: ", "a\nb", "\nExit Code: 1\nProcess Group PGID: 7"},
+		{"Command: cat .env\nDirectory: (root)\nStdout: KEY=1\nStderr: (empty)\nError: (none)\nExit Code: 0\nSignal: (none)\nBackground PIDs: (none)\nProcess Group PGID: 12",
+			"Command: cat .env\nDirectory: (root)\nStdout: ", "KEY=1\nStderr: (empty)", "\nError: (none)\nExit Code: 0\nSignal: (none)\nBackground PIDs: (none)\nProcess Group PGID: 12"},
+		{"Exit Code: 1", "", "Exit Code: 1", ""}, // a whole output that looks like framing stays output
+		{"plain", "", "plain", ""},
+	} {
+		head, body, tail := splitShell(c.text)
+		if head != c.head || body != c.body || tail != c.tail {
+			t.Errorf("splitShell(%q) = %q, %q, %q; want %q, %q, %q", c.text, head, body, tail, c.head, c.body, c.tail)
+		}
+	}
+	head, body := splitTruncated("\nIMPORTANT: The file content has been truncated.\nStatus: Showing lines 1-2 of 9 total lines.\nAction: …\n\n--- FILE CONTENT (truncated) ---\na\nb")
+	if body != "a\nb" || head == "" {
+		t.Errorf("splitTruncated: %q, %q", head, body)
+	}
+	if head, body := splitTruncated("IMPORTANT: not a header\na"); head != "" || body == "" {
+		t.Errorf("splitTruncated of a file that starts like the header: %q, %q", head, body)
+	}
+}

@@ -67,6 +67,7 @@ type convImported struct {
 	N      int     `json:"n"`
 	Digest string  `json:"digest"`
 	Notes  []noted `json:"notes,omitempty"`
+	Title  string  `json:"title,omitempty"` // the title the import gave the session
 }
 
 type noted struct {
@@ -252,7 +253,7 @@ func importConversation(st *session.Store, sink *Sink, rec *session.Origin, prev
 		return nil, false, nil
 	}
 	sink.Open(c.Key, c.Header)
-	imp := &convImported{N: len(msgs), Digest: digestOf(msgs)}
+	imp := &convImported{N: len(msgs), Digest: digestOf(msgs), Title: c.Header.Title}
 	for i, m := range msgs {
 		sink.Add(c.Key, m)
 		if m.Meta.Note != "" {
@@ -275,7 +276,7 @@ func continueConversation(sink *Sink, id string, prev *convImported, c Conversat
 	for _, n := range prev.Notes {
 		seqOf[n.Index] = n
 	}
-	imp = &convImported{N: len(msgs), Digest: digestOf(msgs)}
+	imp = &convImported{N: len(msgs), Digest: digestOf(msgs), Title: c.Header.Title}
 	var revise []noted
 	for i := 0; i < prev.N; i++ {
 		note := msgs[i].Meta.Note
@@ -295,6 +296,18 @@ func continueConversation(sink *Sink, id string, prev *convImported, c Conversat
 		note := r.Note
 		sink.Revise(id, r.Seq, func(m *session.Message) { m.Meta.Note = note })
 	}
+	// A title the agent gave since (Gemini CLI's summary, Crush's) replaces
+	// the one the import gave, unless the session was renamed since.
+	retitled := c.Header.Title != "" && c.Header.Title != prev.Title
+	if retitled {
+		was, now := prev.Title, c.Header.Title
+		sink.Open(c.Key, c.Header)
+		sink.EditHeader(c.Key, func(h *session.Header) {
+			if h.Title == was {
+				h.Title = now
+			}
+		})
+	}
 	if prev.N < len(msgs) {
 		res.Resumed = true
 		sink.Open(c.Key, c.Header)
@@ -305,7 +318,7 @@ func continueConversation(sink *Sink, id string, prev *convImported, c Conversat
 			}
 		}
 	}
-	return imp, len(revise) > 0 || prev.N < len(msgs), true
+	return imp, retitled || len(revise) > 0 || prev.N < len(msgs), true
 }
 
 // digestOf hashes messages as they are stored, notes left out (they change

@@ -54,3 +54,24 @@ func TestSourceKeepsWhatWasAddedInScrim(t *testing.T) {
 		t.Errorf("the new session has %d messages, want 1", len(msgs))
 	}
 }
+
+// A title the agent gives a session later (Gemini CLI's summary) becomes
+// its title in scrim, unless it was renamed there.
+func TestSourceRetitled(t *testing.T) {
+	st := importtest.Store(t)
+	file := filepath.Join(t.TempDir(), "session-t.jsonl")
+	head := `{"sessionId":"s","projectHash":"p"}` + "\n" + `{"id":"u1","type":"user","content":"first prompt"}` + "\n"
+	if err := os.WriteFile(file, []byte(head), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := importers.ImportSource(st, gemini.Source, file, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, []byte(head+`{"$set":{"summary":"Fix the parser"}}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := importers.ImportSource(st, gemini.Source, file, nil); err != nil {
+		t.Fatal(err)
+	}
+	importtest.Session(t, st, "Fix the parser")
+}

@@ -78,13 +78,19 @@ func (b *builder) message(m *message) bool {
 
 // readReplay starts the synthetic text opencode puts in a user message for
 // a file the user @-mentions; the next synthetic text is that file's
-// content, as its read tool printed it.
-const readReplay = "Called the Read tool with the following input: "
+// content, as its read tool printed it. A folder's is replayed as the
+// list tool's; any other tool's replay is of unknown source.
+const (
+	readReplay = "Called the Read tool with the following input: "
+	listReplay = "Called the list tool with the following input: "
+	anyReplay  = "Called the "
+)
 
 func (b *builder) user(m *message, cwd string, ts time.Time) {
 	u := &session.Message{Role: session.RoleUser, CreatedAt: ts}
 	var forms []string // of the file whose replayed read comes next
 	var whole []string
+	replayed := "" // the tool whose replayed output comes next, if not read
 	for _, p := range m.parts {
 		switch p.Type {
 		case "text":
@@ -99,10 +105,17 @@ func (b *builder) user(m *message, cwd string, ts time.Time) {
 				if forms == nil {
 					u.Meta.UnknownSource = "a file the user mentioned, whose path is not recorded"
 				}
+			case p.Synthetic && strings.HasPrefix(p.Text, listReplay):
+				// a folder's names: no file's content
+			case p.Synthetic && strings.HasPrefix(p.Text, anyReplay):
+				replayed, _, _ = strings.Cut(strings.TrimPrefix(p.Text, anyReplay), " ")
 			case p.Synthetic && forms != nil:
 				pt.SourcePath = forms[0]
 				whole = append(whole, forms[1:]...)
 				forms = nil
+			case p.Synthetic && replayed != "":
+				u.Meta.UnknownSource = "the output of the " + replayed + " tool, which opencode replayed into the prompt"
+				replayed = ""
 			case !p.Synthetic && b.title == "" && strings.TrimSpace(p.Text) != "":
 				b.title = p.Text
 			}

@@ -211,3 +211,35 @@ func TestNotOpencode(t *testing.T) {
 		}
 	}
 }
+
+// A tool other than read that opencode replays into a prompt (an MCP
+// resource, say) leaves the prompt of unknown source; a folder's listing
+// does not.
+func TestReplayedTools(t *testing.T) {
+	doc := map[string]any{
+		"info": map[string]any{"id": "ses_r", "directory": "/w", "title": "replays"},
+		"messages": []any{
+			map[string]any{"info": map[string]any{"id": "m1", "role": "user"}, "parts": []any{
+				map[string]any{"type": "text", "text": "see @src/"},
+				map[string]any{"type": "text", "synthetic": true, "text": listReplay + `{"path":"/w/src"}`},
+				map[string]any{"type": "text", "synthetic": true, "text": "/w/src/\n  a.go\n"}}},
+			map[string]any{"info": map[string]any{"id": "m2", "role": "user"}, "parts": []any{
+				map[string]any{"type": "text", "text": "and the docs"},
+				map[string]any{"type": "text", "synthetic": true, "text": `Called the docs_fetch tool with the following input: {"id":"x"}`},
+				map[string]any{"type": "text", "synthetic": true, "text": "KEY=1"}}},
+		},
+	}
+	file := filepath.Join(t.TempDir(), "export.json")
+	if err := os.WriteFile(file, []byte(js(doc)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st := importtest.Store(t)
+	if _, err := importers.ImportSource(st, Source, file, nil); err != nil {
+		t.Fatal(err)
+	}
+	_, got := importtest.Session(t, st, "replays")
+	importtest.Compare(t, got, []string{
+		"user parts=[text text text] paths=nil",
+		"user parts=[text text text] paths=nil unknown=the output of the docs_fetch tool, which opencode replayed into the prompt",
+	})
+}

@@ -16,13 +16,14 @@ import (
 type builder struct {
 	paths *importers.Paths
 	cwd   string
-	// shellDir is where Crush's shell, which persists between commands,
-	// is: where the last command left it. "" once that cannot be told.
-	shellDir string
-	title    string
-	calls    map[string]*call // by call ID
-	jobs     map[string]job   // background shells, by shell ID
-	msgs     []*session.Message
+	// moved: a command of the session may have moved the shell; lastDir
+	// is where the last one's result says it was.
+	moved   bool
+	lastDir string
+	title   string
+	calls   map[string]*call // by call ID
+	jobs    map[string]job   // background shells, by shell ID
+	msgs    []*session.Message
 }
 
 type call struct {
@@ -217,32 +218,39 @@ func (b *builder) result(d data, model string, row messageRow) {
 	b.msgs = append(b.msgs, m)
 }
 
-// bash attributes a command's output. Crush's shell persists: a command
-// starts where the one before it left the shell, which each result's
-// metadata records.
+// bash attributes a command's output. Where it ran is certain when the
+// call names its working_dir, or when no command before it in the session
+// could have moved: Crush's shell persisted between commands in some
+// versions (each started where the last left it, which its result's
+// working_directory records) and starts afresh in the project in others.
+// When the two differ, relative names are not resolved.
 func (b *builder) bash(m *session.Message, a *args, d data) {
 	var meta bashMeta
 	if d.Metadata != "" {
 		decode([]byte(d.Metadata), &meta)
 	}
-	dir := b.shellDir
-	if a.WorkingDir != "" {
+	dir := b.cwd
+	switch {
+	case a.WorkingDir != "":
 		dir = b.paths.Canonical(a.WorkingDir, b.cwd)
+	case b.moved && b.lastDir != b.cwd:
+		dir = ""
 	}
 	b.shell(m, a.Command, dir, d.Content)
 	if meta.ShellID != "" {
 		b.jobs[meta.ShellID] = job{a.Command, dir}
 	}
-	switch {
-	case meta.WorkingDirectory != "":
-		b.shellDir = meta.WorkingDirectory
-	case strings.Contains(a.Command, "cd "):
-		b.shellDir = "" // it may have moved, and the result does not say where to
+	if cdLike.MatchString(a.Command) {
+		b.moved = true
 	}
+	b.lastDir = meta.WorkingDirectory
 }
 
+// cdLike matches commands that may leave a shell in another folder.
+var cdLike = regexp.MustCompile(`(^|[^[:alnum:]_-])(cd|pushd|popd)([^[:alnum:]_-]|$)`)
+
 // tailLine matches what Crush puts after a command's output.
-var tailLine = regexp.MustCompile(`^(Exit code -?\d+|<cwd>.*</cwd>)\s*$`)
+var tailLine = regexp.MustCompile(`^(Exit code -?\d+|<cwd>.*</cwd>|Command was aborted before completion)\s*$`)
 
 func (b *builder) shell(m *session.Message, command, dir, out string) {
 	if command == "" {

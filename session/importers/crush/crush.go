@@ -83,7 +83,7 @@ func build(file string, sessions []sessionRow, msgs []messageRow, paths *importe
 		if cwd == "" {
 			cwd = project
 		}
-		b := &builder{paths: paths, cwd: cwd, shellDir: cwd, calls: map[string]*call{}, jobs: map[string]job{}}
+		b := &builder{paths: paths, cwd: cwd, calls: map[string]*call{}, jobs: map[string]job{}}
 		for _, m := range bySession[s.id] {
 			rd.Records++
 			if !b.message(m) {

@@ -167,8 +167,12 @@ func ImportSource(st *session.Store, src Source, file string, paths *Paths) (Res
 		}
 	}
 	// Conversations gone from the source stay, as they are, and known.
+	inSource := map[string]bool{}
+	for _, c := range read.Conversations {
+		inSource[c.Key] = true
+	}
 	for k, id := range rec.Sessions {
-		if _, ok := sink.sessions[k]; !ok {
+		if !inSource[k] {
 			if _, err := st.Get(id); err == nil {
 				sink.sessions[k] = id
 				if o := old.Sessions[k]; o != nil {

@@ -62,6 +62,9 @@ type Result struct {
 	// After is, for a grown file, how many messages added in scrim its main
 	// session holds after the last imported one: the new lines follow them.
 	After uint64
+	// Sessions is, for a source of many sessions (a database), how many
+	// of them the import wrote to.
+	Sessions int
 
 	waiting bool // committed with a group, which has not committed yet
 }
@@ -100,6 +103,8 @@ func (r Result) String() string {
 	}
 	if r.SessionID != "" {
 		fmt.Fprintf(&b, " → session %s", r.SessionID)
+	} else if r.Sessions > 0 {
+		fmt.Fprintf(&b, " → %s", plural(uint64(r.Sessions), "session", "sessions"))
 	}
 	if r.Pending {
 		b.WriteString(" (last line incomplete, left for the next import)")

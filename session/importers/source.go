@@ -186,8 +186,11 @@ func ImportSource(st *session.Store, src Source, file string, paths *Paths) (Res
 	}
 	res.Subsessions = 0
 	for _, c := range read.Conversations {
-		if c.Sub && sink.opened[c.Key] {
-			res.Subsessions++
+		if sink.opened[c.Key] {
+			res.Sessions++
+			if c.Sub {
+				res.Subsessions++
+			}
 		}
 	}
 	res.SessionID = sink.sessions[""]

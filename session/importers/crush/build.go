@@ -197,7 +197,7 @@ func (b *builder) result(d data, model string, row messageRow) {
 		}
 	case name == "grep":
 		b.grep(m, &a, d.Content)
-	case name == "edit" || name == "multiedit" || name == "write":
+	case name == "edit" || name == "multiedit" || name == "write" || name == "patch":
 		// Their results may quote the file: attributed to it as a whole.
 		if forms := b.paths.Forms(a.FilePath, b.cwd); len(forms) > 0 {
 			whole()

@@ -20,9 +20,17 @@ const Agent = "crush"
 // Source is the importers.Source of Crush databases.
 var Source = importers.Source{Agent: Agent, Companions: sqlitecopy.Companions, Read: read}
 
-// Match tells Crush databases under a folder: .crush/crush.db.
+// Match tells Crush databases under a folder: .crush/crush.db, and
+// .opencode/opencode.db of the Go opencode Crush grew from (the same
+// layout).
 func Match(path string) bool {
-	return filepath.Base(path) == "crush.db" && filepath.Base(filepath.Dir(path)) == ".crush"
+	switch filepath.Base(filepath.Dir(path)) {
+	case ".crush":
+		return filepath.Base(path) == "crush.db"
+	case ".opencode":
+		return filepath.Base(path) == "opencode.db"
+	}
+	return false
 }
 
 type sessionRow struct {

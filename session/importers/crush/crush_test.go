@@ -171,3 +171,18 @@ func TestNotADatabase(t *testing.T) {
 		}
 	}
 }
+
+func TestMatch(t *testing.T) {
+	for path, want := range map[string]bool{
+		"/p/.crush/crush.db":                      true,
+		"/p/.crush/crush.db-wal":                  false,
+		"/p/.opencode/opencode.db":                true, // the Go opencode's, the same layout
+		"/p/crush.db":                             false,
+		"/p/.crush/logs/crush.log":                false,
+		"/home/.local/share/opencode/opencode.db": false, // the TypeScript opencode's
+	} {
+		if Match(path) != want {
+			t.Errorf("Match(%s) = %v", path, !want)
+		}
+	}
+}

@@ -24,6 +24,9 @@ func readDB(file string, rd *importers.Read) ([]conversation, error) {
 			return nil, err
 		}
 		if !cols["id"] {
+			if cols, _ := db.Columns("messages"); cols["parts"] {
+				return nil, errors.New("a database of the Go opencode, whose layout Crush kept: scrim import crush " + file)
+			}
 			return nil, errors.New("not an opencode database (no session, message and part tables): is this the right file?")
 		}
 	}

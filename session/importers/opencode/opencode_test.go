@@ -243,3 +243,14 @@ func TestReplayedTools(t *testing.T) {
 		"user parts=[text text text] paths=nil unknown=the output of the docs_fetch tool, which opencode replayed into the prompt",
 	})
 }
+
+// The Go opencode's database (.opencode/opencode.db, Crush's layout) is
+// not this importer's: it says which one reads it.
+func TestGoOpencodeDatabase(t *testing.T) {
+	db := filepath.Join(t.TempDir(), ".opencode", "opencode.db")
+	importtest.SQLite(t, db, importtest.Stmt{SQL: "CREATE TABLE sessions (id TEXT PRIMARY KEY); CREATE TABLE messages (id TEXT PRIMARY KEY, session_id TEXT, parts TEXT)"})
+	_, err := importers.ImportSource(importtest.Store(t), Source, db, nil)
+	if err == nil || !strings.Contains(err.Error(), "scrim import crush "+db) {
+		t.Fatalf("import: %v", err)
+	}
+}

@@ -1,6 +1,11 @@
 package gemini
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/scrim-dev/scrim/session"
+	"github.com/scrim-dev/scrim/session/importers"
+)
 
 // The framing run_shell_command and read_file put around content is cut
 // from it, across versions; what is not framing stays output.
@@ -24,5 +29,20 @@ func TestSplit(t *testing.T) {
 	}
 	if head, body := splitTruncated("IMPORTANT: not a header\na"); head != "" || body == "" {
 		t.Errorf("splitTruncated of a file that starts like the header: %q, %q", head, body)
+	}
+}
+
+// A line of a file that looks like read_many_files' heading does not end
+// that file's part; text after a heading-like line in the same text stays
+// the file's too.
+func TestManyHeadingsInContent(t *testing.T) {
+	b := &builder{paths: importers.NewPaths(), workspace: []string{"/w"}}
+	m := &session.Message{Role: session.RoleTool}
+	b.many(m, []string{"Tool execution succeeded.", "--- /w/.env ---\n\nA=1\n--- /w/README.md ---\nB=2\n\n--- notes ---\nC=3\n\n--- End of content ---\nD=4\n"})
+	if len(m.Parts) != 2 || m.Parts[1].SourcePath != "/w/.env" || m.Parts[0].SourcePath != "" {
+		for _, p := range m.Parts {
+			t.Logf("%q from %q", p.Text, p.SourcePath)
+		}
+		t.Fatalf("parts: %d", len(m.Parts))
 	}
 }

@@ -169,7 +169,7 @@ var fileSep = regexp.MustCompile(`^--- (.+) ---$`)
 
 // many attributes read_many_files' output: each "--- path ---" block to
 // that file. Text before the first block (the "Tool execution succeeded."
-// stub) and after "--- End of content ---" is no file's.
+// stub) and the "--- End of content ---" piece are no file's.
 func (b *builder) many(m *session.Message, out []string) {
 	var r shellread.Reading
 	seen := map[string]bool{}
@@ -185,14 +185,22 @@ func (b *builder) many(m *session.Message, out []string) {
 	for _, piece := range out {
 		flush()
 		file = ""
+		prev := "" // the line before, "" at the start of a piece
 		for _, l := range strings.SplitAfter(piece, "\n") {
-			if sep := fileSep.FindStringSubmatch(strings.TrimRight(l, "\r\n")); sep != nil {
+			line := strings.TrimRight(l, "\r\n")
+			// A heading starts a piece or follows a blank line, and names an
+			// absolute path: a line of a file that only looks like one
+			// stays that file's. So does "--- End of content ---" when it
+			// is not a piece of its own: what follows it in the same text
+			// is not trusted to be no file's.
+			sep := fileSep.FindStringSubmatch(line)
+			if sep != nil && (strings.TrimSpace(prev) != "" || !b.absolute(sep[1])) {
+				sep = nil
+			}
+			prev = line
+			if sep != nil {
 				flush()
 				file = ""
-				if sep[1] == "End of content" {
-					cur.WriteString(l)
-					continue
-				}
 				forms, w := b.resolve(sep[1])
 				if w != "" {
 					why = w

@@ -1,6 +1,7 @@
 package gemini
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/scrim-dev/scrim/session"
@@ -38,11 +39,20 @@ func TestSplit(t *testing.T) {
 func TestManyHeadingsInContent(t *testing.T) {
 	b := &builder{paths: importers.NewPaths(), workspace: []string{"/w"}}
 	m := &session.Message{Role: session.RoleTool}
-	b.many(m, []string{"Tool execution succeeded.", "--- /w/.env ---\n\nA=1\n--- /w/README.md ---\nB=2\n\n--- notes ---\nC=3\n\n--- End of content ---\nD=4\n"})
-	if len(m.Parts) != 2 || m.Parts[1].SourcePath != "/w/.env" || m.Parts[0].SourcePath != "" {
+	b.many(m, []string{"Tool execution succeeded.", "--- /w/.env ---\n\nA=1\n\n--- /w/README.md ---\nB=2\n\n--- notes ---\nC=3\n\n--- End of content ---\nD=4\n", "--- /w/b.txt ---\n\nE=5\n"})
+	if len(m.Parts) != 3 || m.Parts[1].SourcePath != "/w/.env" || m.Parts[0].SourcePath != "" || m.Parts[2].SourcePath != "/w/b.txt" {
 		for _, p := range m.Parts {
 			t.Logf("%q from %q", p.Text, p.SourcePath)
 		}
 		t.Fatalf("parts: %d", len(m.Parts))
+	}
+	// One text, as older versions wrote it: headings after blank lines.
+	m = &session.Message{Role: session.RoleTool}
+	b.many(m, []string{"--- /w/.env ---\n\nA=1\n\n--- /w/b.txt ---\n\nE=5\n\n--- End of content ---\nD=4\n"})
+	if len(m.Parts) != 2 || m.Parts[0].SourcePath != "/w/.env" || m.Parts[1].SourcePath != "/w/b.txt" || !strings.Contains(m.Parts[1].Text, "D=4") {
+		for _, p := range m.Parts {
+			t.Logf("%q from %q", p.Text, p.SourcePath)
+		}
+		t.Fatalf("one text: %d parts", len(m.Parts))
 	}
 }

@@ -181,23 +181,30 @@ func (b *builder) many(m *session.Message, out []string) {
 			cur.Reset()
 		}
 	}
+	// Newer versions put each file in a text of its own, its heading first:
+	// then a heading anywhere else is a line of a file. Older ones wrote
+	// one text, the files separated by blank lines.
+	ownParts := false
+	for _, piece := range out[min(1, len(out)):] {
+		ownParts = ownParts || strings.HasPrefix(piece, "--- ")
+	}
 	why := ""
 	for _, piece := range out {
 		flush()
 		file = ""
-		prev := "" // the line before, "" at the start of a piece
+		prev, first := "", true
 		for _, l := range strings.SplitAfter(piece, "\n") {
 			line := strings.TrimRight(l, "\r\n")
-			// A heading starts a piece or follows a blank line, and names an
-			// absolute path: a line of a file that only looks like one
-			// stays that file's. So does "--- End of content ---" when it
-			// is not a piece of its own: what follows it in the same text
+			// A heading names an absolute path, and starts a text or
+			// (older versions) follows a blank line: a line of a file that
+			// only looks like one stays that file's. So does "--- End of
+			// content ---" when it is not a text of its own: what follows it
 			// is not trusted to be no file's.
 			sep := fileSep.FindStringSubmatch(line)
-			if sep != nil && (strings.TrimSpace(prev) != "" || !b.absolute(sep[1])) {
+			if sep != nil && (!first && (ownParts || strings.TrimSpace(prev) != "") || !b.absolute(sep[1])) {
 				sep = nil
 			}
-			prev = line
+			prev, first = line, false
 			if sep != nil {
 				flush()
 				file = ""

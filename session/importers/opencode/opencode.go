@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -94,6 +95,10 @@ func readJSON(file string, data []byte, rd *importers.Read) ([]conversation, err
 		ID       string            `json:"id"`
 	}
 	if !decode(data, &doc) {
+		first, _, _ := bytes.Cut(data, []byte{'\n'})
+		if other := importers.LooksLike(first); other != "" {
+			return nil, fmt.Errorf("looks like a %s transcript, not an opencode session: scrim import %s", other, strings.ToLower(strings.Fields(other)[0]))
+		}
 		return nil, errors.New("not an opencode export or stored session (unreadable JSON): is this the right file?")
 	}
 	switch {

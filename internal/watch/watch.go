@@ -441,7 +441,7 @@ func (w *Watcher) importOne(it item) (changed, grew []string, from map[string]ui
 		}
 		return nil, nil, nil, 0, err
 	}
-	if res.Unchanged {
+	if res.Unchanged || res.Incomplete { // caught mid-rewrite: the write that ends it comes
 		return nil, nil, nil, 0, nil
 	}
 	from = map[string]uint64{}

@@ -55,6 +55,9 @@ type Result struct {
 	Resumed   bool // a grown file: only its new lines were imported
 	Replaced  bool // the file was rewritten: its old sessions were replaced (but Kept)
 	Pending   bool // an incomplete last line was left for the next import
+	// Incomplete: a source caught while it was being rewritten (a JSON
+	// document cut short) was left for the next import.
+	Incomplete bool
 	// Kept lists the sessions of a rewritten file that hold messages added
 	// in scrim: they are kept as they are, and the file is imported into
 	// new sessions.
@@ -81,6 +84,9 @@ func (r Result) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: ", r.File)
 	switch {
+	case r.Incomplete:
+		b.WriteString("being written (incomplete JSON), left for the next import")
+		return b.String()
 	case r.Unchanged:
 		b.WriteString("unchanged since the last import")
 		if r.SessionID != "" {

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -28,6 +29,10 @@ type Source struct {
 	// file that is not of its format.
 	Read func(file string, paths *Paths) (Read, error)
 }
+
+// ErrIncomplete is what a Source's Read returns for a file caught while
+// the agent rewrites it: the import leaves it for the next one.
+var ErrIncomplete = errors.New("the file is being written")
 
 // Read is what a Source holds.
 type Read struct {
@@ -140,6 +145,10 @@ func ImportSource(st *session.Store, src Source, file string, paths *Paths) (Res
 		paths = NewPaths()
 	}
 	read, err := src.Read(canon, paths)
+	if errors.Is(err, ErrIncomplete) {
+		res.Incomplete = true // nothing recorded: the next import reads it again
+		return res, nil
+	}
 	if err != nil {
 		return res, fmt.Errorf("import %s: %w", file, err)
 	}

@@ -99,10 +99,12 @@ func read(file string, paths *importers.Paths) (importers.Read, error) {
 		if err := conv.checkpoint(trimmed, &rd); err != nil {
 			return rd, err
 		}
-	case trimmed[0] == '{' && json.Valid(trimmed):
+	case trimmed[0] == '{' && json.Valid(trimmed) && bytes.Contains(trimmed, []byte(`"messages"`)):
 		if err := conv.document(trimmed, &rd); err != nil {
 			return rd, err
 		}
+	case trimmed[0] == '{' && incomplete(trimmed):
+		return rd, importers.ErrIncomplete
 	case trimmed[0] == '{':
 		if err := conv.lines(trimmed, &rd); err != nil {
 			return rd, err
@@ -114,6 +116,18 @@ func read(file string, paths *importers.Paths) (importers.Read, error) {
 	c := b.build(&conv, &rd)
 	rd.Conversations = []importers.Conversation{c}
 	return rd, nil
+}
+
+// incomplete reports whether data, which is not valid JSON, is a JSON
+// document cut short (Gemini CLI rewrites the whole file on every turn, and
+// a read can catch it halfway): pretty-printed, its first line is "{"
+// alone; on one line, it has no line end and is not JSON.
+func incomplete(data []byte) bool {
+	if json.Valid(data) {
+		return false
+	}
+	first, _, more := bytes.Cut(data, []byte{'\n'})
+	return string(bytes.TrimSpace(first)) == "{" || !more
 }
 
 // conversation is a session file's content once its container is undone:

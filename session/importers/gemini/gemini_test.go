@@ -173,3 +173,25 @@ func TestUnchangedIsAStat(t *testing.T) {
 		t.Fatalf("second import %v %v", res, err)
 	}
 }
+
+// A session document caught while Gemini CLI rewrites it is left for the
+// next import, not refused; a header alone is an empty session.
+func TestBeingWritten(t *testing.T) {
+	st := importtest.Store(t)
+	dir := t.TempDir()
+	cut := filepath.Join(dir, "session-cut.json")
+	if err := os.WriteFile(cut, []byte("{\n  \"sessionId\": \"s\",\n  \"messages\": [\n    {\"id\": \"u1\", \"type\": \"us"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := importers.ImportSource(st, Source, cut, nil)
+	if err != nil || !res.Incomplete || !strings.Contains(res.String(), "left for the next import") {
+		t.Fatalf("import of a cut document: %v %v", res, err)
+	}
+	header := filepath.Join(dir, "session-new.jsonl")
+	if err := os.WriteFile(header, []byte(`{"sessionId":"s","projectHash":"p"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := importers.ImportSource(st, Source, header, nil); err != nil || res.Messages != 0 {
+		t.Fatalf("import of a header alone: %v %v", res, err)
+	}
+}

@@ -254,7 +254,7 @@ func (a *app) watchRoots() (roots []watch.Root, dirs []string, err error) {
 		}
 		seen[agent+":"+dir] = true
 		imp := importerFor[agent]
-		r := watch.Root{Agent: agent, Dir: dir, Factory: imp.factory, Source: imp.source, Prune: imp.prune}
+		r := watch.Root{Agent: agent, Dir: dir, Factory: imp.factory, Source: imp.source, Prune: imp.prune, Slow: imp.database}
 		if imp.source != nil {
 			r.Match = imp.match
 		}

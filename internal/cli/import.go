@@ -30,6 +30,9 @@ type importer struct {
 	match   func(path string) bool
 	files   string                // what match takes, for messages
 	prune   func(dir string) bool // folders a watch leaves out
+	// database: each import copies the source whole, so a watch waits
+	// longer before importing it again.
+	database bool
 }
 
 func jsonl(path string) bool { return strings.HasSuffix(path, ".jsonl") }
@@ -40,8 +43,8 @@ var importerFor = map[string]importer{
 	gemini.Agent: {source: &gemini.Source, folder: filepath.Join(".gemini", "tmp"), match: gemini.Match, files: "sessions (session-*.json, session-*.jsonl, checkpoint-*.json)"},
 	// Crush keeps a database in each project: the default is the current
 	// folder's, and those of the projects under it.
-	crush.Agent:    {source: &crush.Source, match: crush.Match, files: "databases (.crush/crush.db)"},
-	opencode.Agent: {source: &opencode.Source, folder: filepath.Join(".local", "share", "opencode"), match: opencode.Match, prune: opencode.Prune, files: "databases (opencode.db) or stored sessions (storage/session/*/*.json)"},
+	crush.Agent:    {source: &crush.Source, match: crush.Match, database: true, files: "databases (.crush/crush.db)"},
+	opencode.Agent: {source: &opencode.Source, folder: filepath.Join(".local", "share", "opencode"), match: opencode.Match, prune: opencode.Prune, database: true, files: "databases (opencode.db) or stored sessions (storage/session/*/*.json)"},
 }
 
 // agentList is the agents, for messages: "claude, codex, … or opencode".

@@ -30,7 +30,15 @@ type Root struct {
 	Source *importers.Source
 	Match  func(path string) bool
 	Prune  func(dir string) bool
+	// Slow: each import copies the source whole (a database), so its
+	// files wait SlowFactor times longer for quiet, and for their import
+	// while written without pause, than transcripts do.
+	Slow bool
 }
+
+// SlowFactor is how much longer a Slow root's files wait: a database an
+// agent writes while it streams would otherwise be copied every MaxWait.
+const SlowFactor = 4
 
 // target is the file a write to p makes due in r, if any: a transcript,
 // a source file, or the database whose -wal p is.
@@ -321,16 +329,20 @@ func (w *Watcher) wrote(p string) {
 
 // touch starts or extends the quiet period after which p is imported.
 func (w *Watcher) touch(p string) {
+	debounce, maxWait := w.Debounce, w.MaxWait
+	if r, ok := w.rootOf(p); ok && r.Slow {
+		debounce, maxWait = debounce*SlowFactor, maxWait*SlowFactor
+	}
 	now := time.Now()
 	if t := w.timers[p]; t != nil {
-		if now.Sub(t.first) < w.MaxWait {
-			t.t.Reset(w.Debounce)
+		if now.Sub(t.first) < maxWait {
+			t.t.Reset(debounce)
 		}
 		return
 	}
 	done, fire := w.done, w.fire
 	t := &timer{first: now}
-	t.t = time.AfterFunc(w.Debounce, func() {
+	t.t = time.AfterFunc(debounce, func() {
 		select {
 		case fire <- p:
 		case <-done:

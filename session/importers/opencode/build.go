@@ -149,14 +149,6 @@ type args struct {
 	Redacted any    `json:"redacted"`
 }
 
-// toolName is the scrim tool name of an opencode tool.
-func toolName(name string) string {
-	if name == "webfetch" {
-		return "webfetch"
-	}
-	return name
-}
-
 // tool adds a tool part's call to the assistant message and its result
 // after it.
 func (b *builder) tool(a *session.Message, p part, model, cwd string, ts time.Time) {
@@ -174,7 +166,7 @@ func (b *builder) tool(a *session.Message, p part, model, cwd string, ts time.Ti
 		a.Meta.Note = importers.AddNote(a.Meta.Note, importers.UnpairedNote(p.CallID, p.Tool))
 		return
 	}
-	m := &session.Message{Role: session.RoleTool, Tool: toolName(p.Tool), ToolCallID: p.CallID, Model: model, CreatedAt: ts, IsError: st.Status == "error"}
+	m := &session.Message{Role: session.RoleTool, Tool: p.Tool, ToolCallID: p.CallID, Model: model, CreatedAt: ts, IsError: st.Status == "error"}
 	out := st.Output
 	if m.IsError {
 		out = st.Error

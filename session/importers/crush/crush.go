@@ -45,33 +45,32 @@ type messageRow struct {
 }
 
 func read(file string, paths *importers.Paths) (importers.Read, error) {
-	var rd importers.Read // for the errors
 	db, err := sqlitecopy.Open(file)
 	if errors.Is(err, sqlitecopy.ErrNotSQLite) {
-		return rd, errors.New("not a Crush database (not SQLite): is this the right file?")
+		return importers.Read{}, errors.New("not a Crush database (not SQLite): is this the right file?")
 	}
 	if err != nil {
-		return rd, err
+		return importers.Read{}, err
 	}
 	defer db.Close()
 	sessCols, err := db.Columns("sessions")
 	if err != nil {
-		return rd, err
+		return importers.Read{}, err
 	}
 	msgCols, err := db.Columns("messages")
 	if err != nil {
-		return rd, err
+		return importers.Read{}, err
 	}
 	if !sessCols["id"] || !msgCols["parts"] || !msgCols["session_id"] {
-		return rd, errors.New("not a Crush database (no sessions and messages tables): is this the right file?")
+		return importers.Read{}, errors.New("not a Crush database (no sessions and messages tables): is this the right file?")
 	}
 	sessions, err := readSessions(db, sessCols)
 	if err != nil {
-		return rd, fmt.Errorf("read sessions: %w", err)
+		return importers.Read{}, fmt.Errorf("read sessions: %w", err)
 	}
 	msgs, err := readMessages(db, msgCols)
 	if err != nil {
-		return rd, fmt.Errorf("read messages: %w", err)
+		return importers.Read{}, fmt.Errorf("read messages: %w", err)
 	}
 	return build(file, sessions, msgs, paths), nil
 }

@@ -99,10 +99,8 @@ func read(file string, paths *importers.Paths) (importers.Read, error) {
 		if err := conv.checkpoint(trimmed, &rd); err != nil {
 			return rd, err
 		}
-	case trimmed[0] == '{' && json.Valid(trimmed) && bytes.Contains(trimmed, []byte(`"messages"`)):
-		if err := conv.document(trimmed, &rd); err != nil {
-			return rd, err
-		}
+	case trimmed[0] == '{' && json.Valid(trimmed) && conv.isDocument(trimmed):
+		conv.document(trimmed, &rd)
 	case trimmed[0] == '{' && incomplete(trimmed):
 		return rd, importers.ErrIncomplete
 	case trimmed[0] == '{':
@@ -139,15 +137,18 @@ type conversation struct {
 	turns []turn
 }
 
-// document reads the JSON form: {sessionId, projectHash, messages}.
-func (c *conversation) document(data []byte, rd *importers.Read) error {
-	if !decode(data, &c.header) {
-		return errors.New("not a Gemini CLI session (unreadable JSON)")
-	}
+// isDocument reports whether data, one JSON value, is the JSON form
+// {sessionId, projectHash, messages: [...]}, and reads its header. A file
+// of JSON lines that holds one line (a header alone) is valid JSON too,
+// without a messages array.
+func (c *conversation) isDocument(data []byte) bool {
+	return decode(data, &c.header) && len(c.header.Messages) > 0 && c.header.Messages[0] == '['
+}
+
+// document reads the JSON form's messages.
+func (c *conversation) document(data []byte, rd *importers.Read) {
 	var raws []json.RawMessage
-	if len(c.header.Messages) == 0 || !decode(c.header.Messages, &raws) || c.header.Messages[0] != '[' {
-		return errors.New("not a Gemini CLI session (no messages array): is this the right file?")
-	}
+	decode(c.header.Messages, &raws)
 	for _, raw := range raws {
 		rd.Records++
 		var r record
@@ -157,7 +158,6 @@ func (c *conversation) document(data []byte, rd *importers.Read) error {
 		}
 		c.msgs = append(c.msgs, r)
 	}
-	return nil
 }
 
 // lines reads the JSON-lines form. Its first record must be a header or a

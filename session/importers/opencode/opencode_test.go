@@ -153,6 +153,16 @@ func TestStorage(t *testing.T) {
 	if !Match(file) || Match(filepath.Join(root, "message", "ses_1", "msg_1.json")) {
 		t.Error("Match does not tell stored sessions from the rest of the storage")
 	}
+	// Once 1.2 has migrated the storage into its database, the storage
+	// beside it is not imported again.
+	migrated := filepath.Join(dir, "data", "opencode.db")
+	if err := os.WriteFile(migrated, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if Match(file) || !Match(migrated) {
+		t.Error("a folder with both: the storage is matched, or the database is not")
+	}
+	os.Remove(migrated)
 	for _, f := range []string{file, export} {
 		st := importtest.Store(t)
 		if _, err := importers.ImportSource(st, Source, f, nil); err != nil {

@@ -184,7 +184,7 @@ func (a *app) rootCommand() *cobra.Command {
 	root.PersistentFlags().StringVar(&a.storeDir, "store", "", "session store folder (default $SCRIM_STORE, else the user data folder)")
 	root.PersistentFlags().StringVar(&a.policyFile, "policy", "", "policy file (default $SCRIM_POLICY, else <config>/scrim/policy.toml, else built-in)")
 	root.PersistentFlags().StringVar(&a.providersFile, "providers", "", "providers file (default <config>/scrim/providers.toml)")
-	root.Flags().StringArrayVar(&a.watchDirs, "watch", nil, "also watch the folder `[AGENT:]DIR` for transcripts: claude:DIR or codex:DIR (a bare DIR is codex under a .codex folder, else claude); repeatable")
+	root.Flags().StringArrayVar(&a.watchDirs, "watch", nil, "also watch the folder `[AGENT:]DIR` for sessions: claude:, codex:, crush:, gemini: or opencode:DIR (a bare DIR is the agent whose folder, .codex, .gemini, .crush or opencode, it is under, else claude); repeatable")
 	root.Flags().StringVar(&a.model, "model", "", "the model active when the TUI opens, provider/model (default: the last model of the most recent session)")
 	root.PersistentFlags().BoolVar(&a.noMouse, "no-mouse", false, "leave the mouse to the terminal (select text as usual); by default the wheel scrolls the view under it and a click opens a session")
 	root.Flags().BoolVar(&a.noWatch, "no-watch", false, "do not import transcripts written while scrim is open (default: ~/.claude/projects and ~/.codex/sessions are watched; watch = false in <config>/scrim/config.toml)")

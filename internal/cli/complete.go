@@ -35,7 +35,7 @@ func (a *app) addCompletions(root *cobra.Command) {
 		if c.Name() == "import" && c.Parent() == root {
 			c.ValidArgsFunction = func(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
 				if len(args) == 0 {
-					return []string{"claude\tClaude Code transcripts (~/.claude/projects)", "codex\tCodex rollouts (~/.codex/sessions)"}, cobra.ShellCompDirectiveNoFileComp
+					return []string{"claude\tClaude Code transcripts (~/.claude/projects)", "codex\tCodex rollouts (~/.codex/sessions)", "crush\tCrush databases (.crush/crush.db)", "gemini\tGemini CLI sessions (~/.gemini/tmp)", "opencode\topencode sessions (~/.local/share/opencode)"}, cobra.ShellCompDirectiveNoFileComp
 				}
 				return nil, cobra.ShellCompDirectiveDefault // files and folders
 			}

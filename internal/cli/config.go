@@ -3,9 +3,11 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -171,25 +173,36 @@ func tomlValue(v any) string {
 // more, so that a Windows drive (C:\…) is a folder.
 var agentName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]+$`)
 
+// agentDirs lists the agents, each followed by suffix: "claude:DIR,
+// codex:DIR … or opencode:DIR".
+func agentDirs(suffix, sep, last string) string {
+	names := slices.Sorted(maps.Keys(importerFor))
+	for i := range names {
+		names[i] += suffix
+	}
+	return strings.Join(names[:len(names)-1], sep) + last + names[len(names)-1]
+}
+
 // parseWatch reads a watched folder, [AGENT:]DIR. Without an agent, a
-// folder with a .codex folder in its path holds Codex rollouts; any other,
-// Claude Code transcripts.
+// folder with a .codex, .gemini, .crush or opencode folder in its path
+// holds that agent's sessions; any other, Claude Code transcripts.
 func parseWatch(spec string) (agent, dir string, err error) {
 	dir = spec
 	if a, rest, ok := strings.Cut(spec, ":"); ok && agentName.MatchString(a) {
 		if _, known := importerFor[a]; !known {
-			return "", "", fmt.Errorf("unknown agent %q in %q: use claude:DIR or codex:DIR", a, spec)
+			return "", "", fmt.Errorf("unknown agent %q in %q: use %s", a, spec, agentDirs(":DIR", ", ", " or "))
 		}
 		agent, dir = a, rest
 	}
 	if dir == "" {
-		return "", "", fmt.Errorf("%q names no folder: use [claude:|codex:]DIR", spec)
+		return "", "", fmt.Errorf("%q names no folder: use [%s]DIR", spec, agentDirs(":", "|", "|"))
 	}
 	if agent == "" {
 		agent = "claude"
 		for _, part := range strings.Split(filepath.ToSlash(filepath.Clean(dir)), "/") {
-			if part == ".codex" {
-				agent = "codex"
+			switch part {
+			case ".codex", ".gemini", ".crush", "opencode":
+				agent = strings.TrimPrefix(part, ".")
 			}
 		}
 	}
@@ -197,7 +210,9 @@ func parseWatch(spec string) (agent, dir string, err error) {
 }
 
 // watchRoots are the folders plain `scrim` watches: the agents' default
-// folders (~/.claude/projects, ~/.codex/sessions), the config file's
+// folders (~/.claude/projects, ~/.codex/sessions, ~/.gemini/tmp,
+// ~/.local/share/opencode; Crush has none, its databases are in each
+// project: watch_dirs = ["crush:~/src/app"]), the config file's
 // watch_dirs and every --watch, unless --no-watch or `watch = false` (which
 // --watch overrides) turn watching off. dirs are the folders, for display.
 func (a *app) watchRoots() (roots []watch.Root, dirs []string, err error) {
@@ -221,8 +236,10 @@ func (a *app) watchRoots() (roots []watch.Root, dirs []string, err error) {
 	}
 	var specs []string
 	if home, err := userdirs.Home(a.lookupEnv); err == nil {
-		for _, agent := range []string{"claude", "codex"} {
-			specs = append(specs, agent+":"+filepath.Join(home, importerFor[agent].folder))
+		for _, agent := range slices.Sorted(maps.Keys(importerFor)) {
+			if folder := importerFor[agent].folder; folder != "" {
+				specs = append(specs, agent+":"+filepath.Join(home, folder))
+			}
 		}
 	}
 	specs = append(append(specs, cfg.WatchDirs...), a.watchDirs...)
@@ -236,7 +253,12 @@ func (a *app) watchRoots() (roots []watch.Root, dirs []string, err error) {
 			continue
 		}
 		seen[agent+":"+dir] = true
-		roots = append(roots, watch.Root{Agent: agent, Dir: dir, Factory: importerFor[agent].factory})
+		imp := importerFor[agent]
+		r := watch.Root{Agent: agent, Dir: dir, Factory: imp.factory, Source: imp.source, Prune: imp.prune, Slow: imp.database}
+		if imp.source != nil {
+			r.Match = imp.match
+		}
+		roots = append(roots, r)
 		dirs = append(dirs, dir)
 	}
 	return roots, dirs, nil

@@ -18,7 +18,11 @@ scrim check ~/backup/store --repair    # copies what reads into ~/backup/store.r
 scrim demo --model demo/public --keep`,
 	"scrim import": `scrim import claude                    # ~/.claude/projects
 scrim import codex ~/.codex/sessions/2025/09
-scrim import claude session.jsonl --verbose`,
+scrim import claude session.jsonl --verbose
+scrim import gemini                    # ~/.gemini/tmp/<project hash>/chats
+scrim import crush ~/src               # every .crush/crush.db under ~/src
+scrim import opencode                  # ~/.local/share/opencode: opencode.db, or the older storage/
+scrim import opencode session.json     # a file opencode export wrote`,
 	"scrim models": `scrim models
 scrim models --provider anthropic --format json`,
 	"scrim new": `scrim new --title "fix the parser"

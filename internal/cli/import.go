@@ -2,9 +2,11 @@ package cli
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -14,34 +16,67 @@ import (
 	"github.com/scrim-dev/scrim/session/importers"
 	"github.com/scrim-dev/scrim/session/importers/claude"
 	"github.com/scrim-dev/scrim/session/importers/codex"
+	"github.com/scrim-dev/scrim/session/importers/crush"
+	"github.com/scrim-dev/scrim/session/importers/gemini"
+	"github.com/scrim-dev/scrim/session/importers/opencode"
 )
 
-// importer is one agent the import command knows.
+// importer is one agent the import command knows: a JSON-lines transcript
+// format read line by line (factory), or a source read whole (source).
 type importer struct {
 	factory importers.Factory
-	folder  string // default folder, under the home folder
-	match   func(name string) bool
+	source  *importers.Source
+	folder  string // default folder, under the home folder ("": the current folder)
+	match   func(path string) bool
+	files   string                // what match takes, for messages
+	prune   func(dir string) bool // folders a watch leaves out
+	// database: each import copies the source whole, so a watch waits
+	// longer before importing it again.
+	database bool
 }
 
+func jsonl(path string) bool { return strings.HasSuffix(path, ".jsonl") }
+
 var importerFor = map[string]importer{
-	claude.Agent: {claude.New, filepath.Join(".claude", "projects"), func(n string) bool { return strings.HasSuffix(n, ".jsonl") }},
-	codex.Agent:  {codex.New, filepath.Join(".codex", "sessions"), func(n string) bool { return strings.HasSuffix(n, ".jsonl") }},
+	claude.Agent: {factory: claude.New, folder: filepath.Join(".claude", "projects"), match: jsonl, files: "transcripts (*.jsonl)"},
+	codex.Agent:  {factory: codex.New, folder: filepath.Join(".codex", "sessions"), match: jsonl, files: "transcripts (*.jsonl)"},
+	gemini.Agent: {source: &gemini.Source, folder: filepath.Join(".gemini", "tmp"), match: gemini.Match, files: "sessions (session-*.json, session-*.jsonl, checkpoint-*.json)"},
+	// Crush keeps a database in each project: the default is the current
+	// folder's, and those of the projects under it.
+	crush.Agent:    {source: &crush.Source, match: crush.Match, database: true, files: "databases (.crush/crush.db)"},
+	opencode.Agent: {source: &opencode.Source, folder: filepath.Join(".local", "share", "opencode"), match: opencode.Match, prune: opencode.Prune, database: true, files: "databases (opencode.db) or stored sessions (storage/session/*/*.json)"},
+}
+
+// agentList is the agents, for messages: "claude, codex, … or opencode".
+func agentList() string {
+	names := slices.Sorted(maps.Keys(importerFor))
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
 func newImportCmd(a *app) *cobra.Command {
 	var verbose bool
 	cmd := &cobra.Command{
-		Use:   "import claude|codex [PATH...]",
-		Short: "Import Claude Code or Codex transcripts (files or folders, recursively)",
-		Long: `Import Claude Code or Codex transcripts into the session store, recovering
-which files each tool result's content came from.
+		Use:   "import claude|codex|crush|gemini|opencode [PATH...]",
+		Short: "Import Claude Code, Codex, Crush, Gemini CLI or opencode sessions (files or folders)",
+		Long: `Import Claude Code, Codex, Crush, Gemini CLI or opencode sessions into the
+session store, recovering which files each tool result's content came from.
 
-PATH is a transcript file or a folder searched recursively for *.jsonl files;
-without PATH, ~/.claude/projects or ~/.codex/sessions. Importing a file again
-adds only the lines it gained since (after any messages added in scrim); a
-file that was rewritten is imported afresh, replacing its old sessions only
-where they hold nothing but what was imported: a session with messages added
-in scrim is kept as it is.
+PATH is a session file or a folder searched recursively: for *.jsonl
+transcripts (claude, codex), .crush/crush.db databases (crush),
+session-*.json, session-*.jsonl and checkpoint-*.json files (gemini), and
+opencode.db or the stored sessions of the older JSON storage (opencode; an
+export written by opencode export is taken when named). Without PATH, each
+agent's own folder: ~/.claude/projects, ~/.codex/sessions, ~/.gemini/tmp,
+~/.local/share/opencode; for crush, the current folder (Crush keeps a
+database in each project). A database is read from a copy: the agent's files
+are never opened in place.
+
+Importing a transcript again adds only the lines it gained since (after any
+messages added in scrim); a database or a Gemini CLI session, which are
+rewritten as the agent works, add the messages each session gained. A
+session that changed otherwise is imported afresh, replacing its old one
+only where it holds nothing but what was imported: a session with messages
+added in scrim is kept as it is.
 
 Each file prints one summary line, and an import of many files a total line
 at the end. On a terminal a progress bar (files, MB, rate, time left) stands
@@ -58,7 +93,10 @@ for the summary lines, unless --verbose; NO_COLOR turns its colours off.`,
 func (a *app) runImport(agent string, paths []string, verbose bool) error {
 	imp, ok := importerFor[agent]
 	if !ok {
-		return usageError("unknown agent %q: use scrim import claude or scrim import codex", agent)
+		return usageError("unknown agent %q: use scrim import %s", agent, agentList())
+	}
+	if len(paths) == 0 && imp.folder == "" {
+		paths = []string{"."}
 	}
 	if len(paths) == 0 {
 		home, err := userdirs.Home(a.lookupEnv)
@@ -72,7 +110,7 @@ func (a *app) runImport(agent string, paths []string, verbose bool) error {
 		return fmt.Errorf("%v; pass a transcript file or folder", err)
 	}
 	if len(files) == 0 {
-		return fmt.Errorf("no %s transcripts (*.jsonl) found in %s", agent, strings.Join(paths, ", "))
+		return fmt.Errorf("no %s %s found in %s", agent, imp.files, strings.Join(paths, ", "))
 	}
 	st, err := a.Store()
 	if err != nil {
@@ -92,7 +130,7 @@ func (a *app) runImport(agent string, paths []string, verbose bool) error {
 	failed := 0
 	var total importers.Stats
 	var one error // the error of a single file, which is then the one line
-	err = importers.ImportFiles(st, agent, files, imp.factory, runtime.GOMAXPROCS(0), func(i int, res importers.Result, err error) {
+	done := func(i int, res importers.Result, err error) {
 		if err != nil {
 			if len(files) == 1 {
 				one = err
@@ -112,7 +150,12 @@ func (a *app) runImport(agent string, paths []string, verbose bool) error {
 		total.Tagged += res.Tagged
 		total.Unknown += res.Unknown
 		total.Skipped += res.Skipped
-	})
+	}
+	if imp.source != nil {
+		err = importers.ImportSources(st, *imp.source, files, done)
+	} else {
+		err = importers.ImportFiles(st, agent, files, imp.factory, runtime.GOMAXPROCS(0), done)
+	}
 	if err != nil {
 		return err
 	}

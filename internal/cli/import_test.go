@@ -32,10 +32,14 @@ func TestImportCommandErrors(t *testing.T) {
 		msg  string
 	}{
 		{"no agent", []string{"import"}, exitUsage, "requires at least 1 arg"},
-		{"unknown agent", []string{"import", "gemini", claudeFixture}, exitUsage, `unknown agent "gemini"`},
+		{"unknown agent", []string{"import", "cursor", claudeFixture}, exitUsage, `unknown agent "cursor"`},
 		{"missing path", []string{"import", "claude", "nope/none.jsonl"}, exitError, "cannot read nope/none.jsonl"},
 		{"missing default folder", []string{"import", "codex"}, exitError, ".codex/sessions"},
 		{"folder without transcripts", []string{"import", "claude", "../../policy"}, exitError, "no claude transcripts"},
+		{"folder without Gemini CLI sessions", []string{"import", "gemini", "../../policy"}, exitError, "no gemini sessions (session-*.json"},
+		{"another agent's transcript as gemini", []string{"import", "gemini", claudeFixture}, exitError, "looks like a Claude Code transcript, not a Gemini CLI session: scrim import claude"},
+		{"a transcript as crush", []string{"import", "crush", claudeFixture}, exitError, "not a Crush database (not SQLite)"},
+		{"a transcript as opencode", []string{"import", "opencode", claudeFixture}, exitError, "looks like a Claude Code transcript, not an opencode session: scrim import claude"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, stderr, code := scrim(t, "", append(tc.args, "--store", store)...)

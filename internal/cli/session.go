@@ -172,7 +172,7 @@ func writeSessionTable(w io.Writer, list []session.Header, counts []*modelCounts
 	if len(list) == 0 {
 		_, err := fmt.Fprintf(w, "No sessions yet in %s.\n"+
 			"  start one:     scrim new --title \"what you are working on\"\n"+
-			"  import one:    scrim import claude|codex PATH\n"+
+			"  import one:    scrim import claude|codex|crush|gemini|opencode PATH\n"+
 			"  try the demo:  scrim demo\n", inertLine(dir))
 		return err
 	}

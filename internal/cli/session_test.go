@@ -71,7 +71,7 @@ func TestSessionsEmptyStoreSaysWhatToDo(t *testing.T) {
 	if code != 0 || errOut != "" {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
-	for _, want := range []string{"No sessions yet in " + dir, "scrim new --title", "scrim import claude|codex PATH", "scrim demo"} {
+	for _, want := range []string{"No sessions yet in " + dir, "scrim new --title", "scrim import claude|codex|crush|gemini|opencode PATH", "scrim demo"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("empty-store text lacks %q:\n%s", want, out)
 		}

@@ -20,9 +20,9 @@ func TestParseWatch(t *testing.T) {
 		{"claude:/home/u/.codex/sessions", "claude", "/home/u/.codex/sessions", ""},
 		{"/home/u/.codexes/x", "claude", "/home/u/.codexes/x", ""},
 		{"C:/Users/me/.claude/projects", "claude", "C:/Users/me/.claude/projects", ""}, // a drive, not an agent
-		{"frob:/x", "", "", `unknown agent "frob" in "frob:/x": use claude:DIR or codex:DIR`},
-		{"claude:", "", "", `"claude:" names no folder: use [claude:|codex:]DIR`},
-		{"", "", "", `"" names no folder: use [claude:|codex:]DIR`},
+		{"frob:/x", "", "", `unknown agent "frob" in "frob:/x": use claude:DIR, codex:DIR, crush:DIR, gemini:DIR or opencode:DIR`},
+		{"claude:", "", "", `"claude:" names no folder: use [claude:|codex:|crush:|gemini:|opencode:]DIR`},
+		{"", "", "", `"" names no folder: use [claude:|codex:|crush:|gemini:|opencode:]DIR`},
 	}
 	for _, c := range cases {
 		agent, dir, err := parseWatch(c.spec)
@@ -47,7 +47,7 @@ func TestConfigFileErrors(t *testing.T) {
 		{"not a bool", "watch = \"no\"\n", 1, `watch must be true or false, not "no"`},
 		{"not a list", "\nwatch_dirs = \"claude:/x\"\n", 2, `watch_dirs must be a list of folders like ["claude:/path"], not "claude:/x"`},
 		{"not a string", "watch_dirs = [\n  \"/a\",\n  3,\n]\n", 3, `watch_dirs[1] must be a string like "claude:/path", not 3`},
-		{"unknown agent", "watch_dirs = [\n  \"/a\",\n  \"frob:/b\",\n]\n", 3, `watch_dirs[1]: unknown agent "frob" in "frob:/b": use claude:DIR or codex:DIR`},
+		{"unknown agent", "watch_dirs = [\n  \"/a\",\n  \"frob:/b\",\n]\n", 3, `watch_dirs[1]: unknown agent "frob" in "frob:/b": use claude:DIR, codex:DIR, crush:DIR, gemini:DIR or opencode:DIR`},
 		{"relative", "watch_dirs = [\"claude:work/projects\"]\n", 1, `watch_dirs[0]: "work/projects" is relative: give an absolute folder (or ~/…)`},
 		{"unknown key", "watch = true\nwacth_dirs = []\n", 2, `unknown key "wacth_dirs" (the config file takes watch, watch_dirs)`},
 		{"syntax", "watch = \n", 1, ""},
@@ -78,8 +78,8 @@ func TestWatchFlagErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"--watch", "/x", "--no-watch"}, "scrim: --watch and --no-watch cannot be used together (see: scrim --help)\n"},
-		{[]string{"--watch", "frob:/x"}, "scrim: --watch: unknown agent \"frob\" in \"frob:/x\": use claude:DIR or codex:DIR (see: scrim --help)\n"},
-		{[]string{"--watch", ""}, "scrim: --watch: \"\" names no folder: use [claude:|codex:]DIR (see: scrim --help)\n"},
+		{[]string{"--watch", "frob:/x"}, "scrim: --watch: unknown agent \"frob\" in \"frob:/x\": use claude:DIR, codex:DIR, crush:DIR, gemini:DIR or opencode:DIR (see: scrim --help)\n"},
+		{[]string{"--watch", ""}, "scrim: --watch: \"\" names no folder: use [claude:|codex:|crush:|gemini:|opencode:]DIR (see: scrim --help)\n"},
 		{[]string{"sessions", "--watch", "/x"}, "scrim: unknown flag: --watch (see: scrim sessions --help)\n"},
 	} {
 		_, stderr, code := scrim(t, "", c.args...)
@@ -114,14 +114,14 @@ func TestWatchRoots(t *testing.T) {
 		}
 		var out []string
 		for i, r := range rs {
-			if r.Dir != dirs[i] || r.Factory == nil {
+			if r.Dir != dirs[i] || (r.Factory == nil) == (r.Source == nil) {
 				t.Fatalf("root %+v, dir %q", r, dirs[i])
 			}
 			out = append(out, r.Agent+":"+strings.Replace(r.Dir, home, "~", 1))
 		}
 		return strings.Join(out, " ")
 	}
-	defaults := "claude:~/.claude/projects codex:~/.codex/sessions"
+	defaults := "claude:~/.claude/projects codex:~/.codex/sessions gemini:~/.gemini/tmp opencode:~/.local/share/opencode"
 	for _, c := range []struct {
 		cfg  string
 		args []string

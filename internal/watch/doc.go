@@ -2,7 +2,10 @@
 // it watches folders (recursively, and folders that do not exist yet from
 // their nearest existing parent) with fsnotify, and imports each *.jsonl
 // file that appears or grows through the same importer as `scrim import`,
-// once a burst of writes to it has settled. While the TUI is open it holds
+// once a burst of writes to it has settled; for agents whose history is a
+// source read whole (Gemini CLI's session files, Crush's and opencode's
+// databases), each file the agent's matcher takes, a database when its
+// -wal is written. While the TUI is open it holds
 // the session store, so this is how transcripts reach the store then.
 //
 // Each file's import is all or nothing (importers.Import), so stopping or

@@ -21,9 +21,35 @@ import (
 
 // Root is a folder to watch and the agent whose transcripts it holds.
 type Root struct {
-	Agent   string // "claude", "codex"
+	Agent   string // "claude", "codex", "gemini", "crush", "opencode"
 	Dir     string
-	Factory importers.Factory
+	Factory importers.Factory // JSON-lines transcripts (*.jsonl)
+	// Source, when set, imports the files Match accepts instead (a
+	// database is due when its -wal is written). Prune names folders not to
+	// watch (opencode's storage of parts, one folder per message).
+	Source *importers.Source
+	Match  func(path string) bool
+	Prune  func(dir string) bool
+	// Slow: each import copies the source whole (a database), so its
+	// files wait SlowFactor times longer for quiet, and for their import
+	// while written without pause, than transcripts do.
+	Slow bool
+}
+
+// SlowFactor is how much longer a Slow root's files wait: a database an
+// agent writes while it streams would otherwise be copied every MaxWait.
+const SlowFactor = 4
+
+// target is the file a write to p makes due in r, if any: a transcript,
+// a source file, or the database whose -wal p is.
+func (r Root) target(p string) (string, bool) {
+	if r.Match == nil {
+		return p, strings.HasSuffix(p, ".jsonl")
+	}
+	if db, ok := strings.CutSuffix(p, "-wal"); ok && r.Match(db) {
+		return db, true
+	}
+	return p, r.Match(p)
 }
 
 // Event reports the watcher's work. A pass imports the files that are due
@@ -94,9 +120,6 @@ func New(st *session.Store, roots []Root) *Watcher {
 
 // Events is where the watcher reports; it is closed when Run returns.
 func (w *Watcher) Events() <-chan Event { return w.events }
-
-// match is the transcripts' name, for both agents.
-func match(name string) bool { return strings.HasSuffix(name, ".jsonl") }
 
 // Run watches until ctx is done, then returns once the file being imported,
 // if any, is done (an import cannot be stopped halfway; the files of the
@@ -222,14 +245,18 @@ func (w *Watcher) addTree(dir string, settle bool) {
 		if err != nil {
 			return nil // an unreadable folder: skip it, keep the rest
 		}
+		r, ok := w.rootOf(p)
 		if d.IsDir() {
+			if ok && r.Prune != nil && r.Prune(p) {
+				return filepath.SkipDir
+			}
 			w.add(p)
 			return nil
 		}
-		if !match(d.Name()) {
+		if !ok {
 			return nil
 		}
-		r, ok := w.rootOf(p)
+		p, ok = r.target(p)
 		switch {
 		case !ok:
 		case settle:
@@ -293,26 +320,29 @@ func (w *Watcher) dirAppeared(p string) {
 }
 
 func (w *Watcher) wrote(p string) {
-	if !match(filepath.Base(p)) {
-		return
-	}
-	if _, ok := w.rootOf(p); ok {
-		w.touch(p)
+	if r, ok := w.rootOf(p); ok {
+		if t, ok := r.target(p); ok {
+			w.touch(t)
+		}
 	}
 }
 
 // touch starts or extends the quiet period after which p is imported.
 func (w *Watcher) touch(p string) {
+	debounce, maxWait := w.Debounce, w.MaxWait
+	if r, ok := w.rootOf(p); ok && r.Slow {
+		debounce, maxWait = debounce*SlowFactor, maxWait*SlowFactor
+	}
 	now := time.Now()
 	if t := w.timers[p]; t != nil {
-		if now.Sub(t.first) < w.MaxWait {
-			t.t.Reset(w.Debounce)
+		if now.Sub(t.first) < maxWait {
+			t.t.Reset(debounce)
 		}
 		return
 	}
 	done, fire := w.done, w.fire
 	t := &timer{first: now}
-	t.t = time.AfterFunc(w.Debounce, func() {
+	t.t = time.AfterFunc(debounce, func() {
 		select {
 		case fire <- p:
 		case <-done:
@@ -411,14 +441,19 @@ func (w *Watcher) importOne(it item) (changed, grew []string, from map[string]ui
 		return nil, nil, nil, 0, nil
 	}
 	before := w.counts(it.path)
-	res, err := importers.Import(w.st, it.root.Agent, it.path, it.root.Factory)
+	var res importers.Result
+	if it.root.Source != nil {
+		res, err = importers.ImportSource(w.st, *it.root.Source, it.path, nil)
+	} else {
+		res, err = importers.Import(w.st, it.root.Agent, it.path, it.root.Factory)
+	}
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil, nil, 0, nil // deleted since the event
 		}
 		return nil, nil, nil, 0, err
 	}
-	if res.Unchanged {
+	if res.Unchanged || res.Incomplete { // caught mid-rewrite: the write that ends it comes
 		return nil, nil, nil, 0, nil
 	}
 	from = map[string]uint64{}

@@ -108,3 +108,19 @@ func ImportFiles(st *session.Store, agent string, files []string, newParser Fact
 	wg.Wait()
 	return nil
 }
+
+// ImportSources imports files, sources of src's format, as `scrim import`
+// does: what crashed imports left is removed first, then each file is
+// imported whole (ImportSource) in turn, sharing one path resolver. done is
+// called once per file, in order.
+func ImportSources(st *session.Store, src Source, files []string, done func(i int, res Result, err error)) error {
+	if err := st.CleanImports(); err != nil {
+		return err
+	}
+	paths := NewPaths()
+	for i, f := range files {
+		res, err := ImportSource(st, src, f, paths)
+		done(i, res, err)
+	}
+	return nil
+}

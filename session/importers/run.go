@@ -55,6 +55,9 @@ type Result struct {
 	Resumed   bool // a grown file: only its new lines were imported
 	Replaced  bool // the file was rewritten: its old sessions were replaced (but Kept)
 	Pending   bool // an incomplete last line was left for the next import
+	// Incomplete: a source caught while it was being rewritten (a JSON
+	// document cut short) was left for the next import.
+	Incomplete bool
 	// Kept lists the sessions of a rewritten file that hold messages added
 	// in scrim: they are kept as they are, and the file is imported into
 	// new sessions.
@@ -62,6 +65,9 @@ type Result struct {
 	// After is, for a grown file, how many messages added in scrim its main
 	// session holds after the last imported one: the new lines follow them.
 	After uint64
+	// Sessions is, for a source of many sessions (a database), how many
+	// of them the import wrote to.
+	Sessions int
 
 	waiting bool // committed with a group, which has not committed yet
 }
@@ -78,6 +84,9 @@ func (r Result) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: ", r.File)
 	switch {
+	case r.Incomplete:
+		b.WriteString("being written (incomplete JSON), left for the next import")
+		return b.String()
 	case r.Unchanged:
 		b.WriteString("unchanged since the last import")
 		if r.SessionID != "" {
@@ -100,6 +109,8 @@ func (r Result) String() string {
 	}
 	if r.SessionID != "" {
 		fmt.Fprintf(&b, " → session %s", r.SessionID)
+	} else if r.Sessions > 0 {
+		fmt.Fprintf(&b, " → %s", plural(uint64(r.Sessions), "session", "sessions"))
 	}
 	if r.Pending {
 		b.WriteString(" (last line incomplete, left for the next import)")
@@ -319,22 +330,31 @@ func checkText(f *os.File, name, agent string) error {
 }
 
 // agentName is how messages name each agent's transcripts.
-var agentName = map[string]string{"claude": "Claude Code", "codex": "Codex"}
+var agentName = map[string]string{"claude": "Claude Code", "codex": "Codex", "gemini": "Gemini CLI"}
 
-// sniffAgent says whose transcript line is: Codex rollout lines carry
-// their content in a payload under a timestamp and a type; Claude Code
-// lines carry a sessionId, or a summary. "" when it cannot tell.
+// LooksLike names the agent whose JSON-lines transcript line is ("Claude
+// Code", "Codex", "Gemini CLI"), for a source's error when it is handed
+// another agent's; "" when it cannot tell.
+func LooksLike(line []byte) string { return agentName[sniffAgent(line)] }
+
+// sniffAgent says whose transcript line is: Gemini CLI's header names a
+// projectHash; Codex rollout lines carry their content in a payload under
+// a timestamp and a type; Claude Code lines carry a sessionId, or a
+// summary. "" when it cannot tell.
 func sniffAgent(line []byte) string {
 	var l struct {
-		Type      string          `json:"type"`
-		Payload   json.RawMessage `json:"payload"`
-		SessionID string          `json:"sessionId"`
-		Message   json.RawMessage `json:"message"`
+		Type        string          `json:"type"`
+		Payload     json.RawMessage `json:"payload"`
+		SessionID   string          `json:"sessionId"`
+		Message     json.RawMessage `json:"message"`
+		ProjectHash string          `json:"projectHash"`
 	}
 	if json.Unmarshal(line, &l) != nil {
 		return ""
 	}
 	switch {
+	case len(l.ProjectHash) > 0 || l.Type == "gemini":
+		return "gemini" // a Gemini CLI session's header or message record
 	case len(l.Payload) > 0 && l.SessionID == "" && len(l.Message) == 0:
 		return "codex"
 	case l.SessionID != "" || len(l.Message) > 0 || l.Type == "summary":

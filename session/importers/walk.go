@@ -9,7 +9,7 @@ import (
 )
 
 // Files lists the transcripts under paths: a file is taken as named; a
-// folder is searched recursively for files whose name match accepts. The
+// folder is searched recursively for files whose path match accepts. The
 // result is sorted and free of duplicates.
 func Files(paths []string, match func(name string) bool) ([]string, error) {
 	seen := map[string]bool{}
@@ -30,7 +30,7 @@ func Files(paths []string, match func(name string) bool) ([]string, error) {
 			if err != nil {
 				return nil // an unreadable folder: skip it, keep the rest
 			}
-			if d.IsDir() || !match(d.Name()) || seen[path] {
+			if d.IsDir() || !match(path) || seen[path] {
 				return nil
 			}
 			if d.Type()&fs.ModeSymlink != 0 {

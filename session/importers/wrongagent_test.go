@@ -27,6 +27,7 @@ func TestWrongAgentOrNotATranscript(t *testing.T) {
 		{codex.Agent, codex.New, agents[0].fixture, "looks like a Claude Code transcript, not a Codex one: scrim import claude "},
 		{claude.Agent, claude.New, agents[1].fixture, "looks like a Codex transcript, not a Claude Code one: scrim import codex "},
 		{claude.Agent, claude.New, goFile, "is not a JSON-lines transcript (its first line is not JSON)"},
+		{claude.Agent, claude.New, "gemini/testdata/session-2025-10-01T10-00-rewind.jsonl", "looks like a Gemini CLI transcript, not a Claude Code one: scrim import gemini "},
 	} {
 		st := importtest.Store(t)
 		var got error

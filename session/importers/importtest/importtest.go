@@ -3,6 +3,7 @@
 package importtest
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -131,6 +132,42 @@ func FuzzImport(f *testing.F, agent string, newParser importers.Factory) {
 		}
 		if res.Skipped > res.Lines {
 			t.Fatalf("%d skipped of %d lines", res.Skipped, res.Lines)
+		}
+	})
+}
+
+// FuzzSource is FuzzImport for a source read whole: arbitrary file
+// content, named name, must never panic; a file the source reads must
+// import (every message it builds is one the store accepts); a file it
+// refuses (not of its format) must be refused by the import too.
+func FuzzSource(f *testing.F, src importers.Source, name string) {
+	st := Store(f)
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		file := filepath.Join(dir, name)
+		if err := os.WriteFile(file, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		read, readErr := src.Read(file, importers.NewPaths())
+		for _, c := range read.Conversations {
+			for _, m := range c.Messages {
+				if err := m.Validate(); err != nil {
+					t.Fatalf("message the store refuses, built from %q: %v", data, err)
+				}
+			}
+		}
+		res, err := importers.ImportSource(st, src, file, nil)
+		if errors.Is(readErr, importers.ErrIncomplete) {
+			if err != nil || !res.Incomplete {
+				t.Fatalf("a file being written imported as %v, %v", res, err)
+			}
+			return
+		}
+		if (err != nil) != (readErr != nil) {
+			t.Fatalf("read error %v but import error %v on %q", readErr, err, data)
+		}
+		if res.Skipped > res.Lines {
+			t.Fatalf("%d skipped of %d records", res.Skipped, res.Lines)
 		}
 	})
 }

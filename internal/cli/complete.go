@@ -10,7 +10,7 @@ import (
 
 // sessionCommands take a session ID (or a unique prefix) as their first
 // argument.
-var sessionCommands = map[string]bool{"show": true, "rm": true, "rename": true, "redact": true, "send": true}
+var sessionCommands = map[string]bool{"show": true, "rm": true, "rename": true, "redact": true, "send": true, "export": true}
 
 // addCompletions makes the shell completion that cobra's `scrim completion
 // bash|zsh|fish|powershell` scripts ask for say something: session IDs with
@@ -52,8 +52,11 @@ func (a *app) addCompletions(root *cobra.Command) {
 		}
 		if c.LocalFlags().Lookup("format") != nil {
 			formats := []string{"text", "json"}
-			if c.Name() == "redact" && c.Parent() == root {
+			switch {
+			case c.Name() == "redact" && c.Parent() == root:
 				formats = append(formats, "request")
+			case c.Name() == "export" && c.Parent() == root:
+				formats = exportFormats
 			}
 			_ = c.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(formats, cobra.ShellCompDirectiveNoFileComp))
 		}

@@ -16,6 +16,9 @@ scrim --no-watch --store ./store`,
 scrim check ~/backup/store --repair    # copies what reads into ~/backup/store.repaired-TIME`,
 	"scrim demo": `scrim demo
 scrim demo --model demo/public --keep`,
+	"scrim export": `scrim export 3f2a --model anthropic/claude-sonnet-4-5 --format html -o review.html
+scrim export 3f2a --model demo/limited --format md | pbcopy
+scrim export 3f2a --format jsonl -o 3f2a.jsonl   # the stored history: not redacted`,
 	"scrim import": `scrim import claude                    # ~/.claude/projects
 scrim import codex ~/.codex/sessions/2025/09
 scrim import claude session.jsonl --verbose`,

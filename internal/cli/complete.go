@@ -45,7 +45,7 @@ func (a *app) addCompletions(root *cobra.Command) {
 				return a.completeModels(), cobra.ShellCompDirectiveNoFileComp
 			})
 		}
-		if c.PersistentFlags().Lookup("session") != nil {
+		if c.PersistentFlags().Lookup("session") != nil || c.LocalFlags().Lookup("session") != nil {
 			_ = c.RegisterFlagCompletionFunc("session", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 				return a.completeSessions(), cobra.ShellCompDirectiveNoFileComp
 			})

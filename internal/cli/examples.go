@@ -35,6 +35,10 @@ scrim redact 3f2a --model openai/gpt-5 --format json | jq .report`,
 	"scrim rm":     `scrim rm 3f2a 9c01`,
 	"scrim send": `scrim send 3f2a --model demo/limited "what does loadConfig read?"
 echo "and why?" | scrim send 3f2a -`,
+	"scrim search": `scrim search API_TOKEN
+scrim search 'func load\w+' --regex --session 3f2a
+scrim search api_token --model anthropic/claude-sonnet-4-5   # what that model would see; the rest: withheld
+scrim search token --format json | jq -r .text`,
 	"scrim sessions": `scrim sessions
 scrim sessions --format json | jq '.[].title'`,
 	"scrim show": `scrim show 3f2a

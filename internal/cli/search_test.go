@@ -1,0 +1,124 @@
+//go:build unix
+
+package cli
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/scrim-dev/scrim/search"
+)
+
+// The acceptance test of search: the secret that exists only in a denied
+// file is found in the stored history, and for the limited tier it is
+// reported as withheld, with the path, and no byte of it is printed, in
+// text or JSON.
+func TestSearchSecretWithheld(t *testing.T) {
+	t.Parallel()
+	isolate(t)
+	f := newExportFixture(t)
+
+	out, stderr, code := scrim(t, "", f.args("search", theSecret)...)
+	if code != exitOK {
+		t.Fatalf("search: exit %d: %s", code, stderr)
+	}
+	want := "#3 tool result read " + f.secretPath + ":1:      1␉API_TOKEN=" + theSecret
+	if !strings.Contains(out, f.id) || !strings.Contains(out, want) {
+		t.Fatalf("the stored history's hit is not shown as %q:\n%s", want, out)
+	}
+
+	for _, format := range []string{"text", "json"} {
+		out, stderr, code = scrim(t, "", f.args("search", theSecret, "--model", "anthropic/claude-x", "--format", format)...)
+		if code != exitOK {
+			t.Fatalf("search --model: exit %d: %s", code, stderr)
+		}
+		for _, leak := range []string{theSecret, "ZX81", "API_TOKEN="} {
+			if strings.Contains(out, leak) {
+				t.Fatalf("%s: the limited search shows %q:\n%s", format, leak, out)
+			}
+		}
+		if format == "text" {
+			want := `#3 tool result read · withheld from tier "limited" · 1 match in ` + f.secretPath
+			if !strings.Contains(out, want) {
+				t.Fatalf("not reported as %q:\n%s", want, out)
+			}
+			continue
+		}
+		hits := decodeHits(t, out)
+		if len(hits) != 1 || !hits[0].Withheld || hits[0].Tier != "limited" || hits[0].WithheldIn != f.secretPath || hits[0].Text != "" {
+			t.Fatalf("JSON hits: %+v", hits)
+		}
+	}
+	// The local tier may read it: the hit is shown.
+	out, _, _ = scrim(t, "", f.args("search", theSecret, "--model", "ollama/llama3")...)
+	if !strings.Contains(out, "API_TOKEN="+theSecret) || strings.Contains(out, "withheld") {
+		t.Fatalf("local tier:\n%s", out)
+	}
+}
+
+func decodeHits(t *testing.T, out string) []search.Hit {
+	t.Helper()
+	var hits []search.Hit
+	for line := range strings.SplitSeq(strings.TrimSpace(out), "\n") {
+		if line == "" {
+			continue
+		}
+		var h search.Hit
+		if err := json.Unmarshal([]byte(line), &h); err != nil {
+			t.Fatalf("not a JSON line: %q", line)
+		}
+		hits = append(hits, h)
+	}
+	return hits
+}
+
+// Smart case, regular expressions, tool inputs, --session, and a match in
+// allowed content shown to the limited tier.
+func TestSearchQueries(t *testing.T) {
+	t.Parallel()
+	isolate(t)
+	f := newExportFixture(t)
+	cases := []struct {
+		name  string
+		args  []string
+		want  []string // "#seq where" of each hit, in order
+		empty bool
+	}{
+		{"ignores case without upper case", []string{"where is the api"}, []string{"#1 user text"}, false},
+		{"upper case matches exactly", []string{"Where is the API"}, []string{"#1 user text"}, false},
+		{"upper case that does not match", []string{"WHERE IS"}, nil, true},
+		{"tool input values, not keys", []string{"page.html"}, []string{"#4 tool input", "#6 assistant text"}, false},
+		{"keys are not searched", []string{"file_path"}, nil, true},
+		{"regex", []string{`alert\('x'\)`, "--regex"}, []string{"#5 tool result"}, false},
+		{"limited tier sees allowed content", []string{"evil.example", "--model", "anthropic/claude-x"}, []string{"#5 tool result"}, false},
+		{"one session", []string{"token", "--session", f.id[:6]}, []string{"#1 user text", "#3 tool result", "#6 assistant text"}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			out, stderr, code := scrim(t, "", f.args(append([]string{"search", "--format", "json"}, tc.args...)...)...)
+			if code != exitOK {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			var got []string
+			for _, h := range decodeHits(t, out) {
+				got = append(got, "#"+itoa(h.Seq)+" "+h.Where)
+			}
+			if strings.Join(got, "; ") != strings.Join(tc.want, "; ") {
+				t.Fatalf("hits %q, want %q", got, tc.want)
+			}
+		})
+	}
+	if _, stderr, code := scrim(t, "", f.args("search", "(", "--regex")...); code != exitUsage || !strings.Contains(stderr, "regular expression") {
+		t.Fatalf("a bad regex: exit %d %s", code, stderr)
+	}
+	out, _, _ := scrim(t, "", f.args("search", "nothing-like-this")...)
+	if !strings.Contains(out, "No match for") {
+		t.Fatalf("no hits says nothing: %q", out)
+	}
+}
+
+func itoa(n uint64) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}

@@ -71,6 +71,16 @@ func IsQueryError(err error) bool {
 	return errors.As(err, &qe)
 }
 
+// Pattern is the regular expression a search for query matches text
+// with, for a view that marks the matches.
+func Pattern(query string, regex bool) (*regexp.Regexp, error) {
+	m, err := newMatcher(query, regex)
+	if err != nil {
+		return nil, err
+	}
+	return m.re, nil
+}
+
 func hasUpper(s string) bool {
 	for _, r := range s {
 		if unicode.IsUpper(r) {

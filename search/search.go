@@ -100,23 +100,22 @@ func Run(ctx context.Context, st *session.Store, q Query, emit func(Hit) error) 
 		r = newRedactor(st, q.Model, q.Policy)
 	}
 
-	// Workers take sessions in order; each session's hits wait in its slot
-	// until every newer session's are out, so output is in order while
-	// the scan runs ahead on every core.
-	type result struct {
-		hits          []Hit
-		msgs, decoded int
-		bad           []session.DecodeError
-		err           error
-	}
-	slots := make([]chan result, len(heads))
+	// Workers take sessions in order and pass each session's hits, in
+	// batches as they find them, through its slot; the hits of a session go
+	// out once every newer session's have, so output is in order while the
+	// scan runs ahead on every core, and the newest session's first hits go
+	// out before its scan ends.
+	slots := make([]chan batch, len(heads))
 	for i := range slots {
-		slots[i] = make(chan result, 1)
+		slots[i] = make(chan batch, 256)
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	var next atomic.Int64
 	var wg sync.WaitGroup
+	defer func() {
+		cancel() // a worker waiting on a full slot gives up
+		wg.Wait()
+	}()
 	for range min(runtime.GOMAXPROCS(0), max(len(heads), 1)) {
 		wg.Add(1)
 		go func() {
@@ -127,69 +126,111 @@ func Run(ctx context.Context, st *session.Store, q Query, emit func(Hit) error) 
 				if i >= len(heads) || ctx.Err() != nil {
 					return
 				}
-				var res result
-				res.hits, res.msgs, res.decoded, res.bad, res.err = scanSession(ctx, st, heads[i], m, r, &buf)
-				slots[i] <- res
+				send := func(b batch) bool {
+					select {
+					case slots[i] <- b:
+						return true
+					case <-ctx.Done():
+						return false
+					}
+				}
+				last := scanSession(ctx, st, heads[i], m, r, &buf, func(hits []Hit) bool { return send(batch{hits: hits}) })
+				last.last = true
+				if !send(last) {
+					return
+				}
 			}
 		}()
 	}
-	defer wg.Wait()
 	for i := range heads {
-		var res result
-		select {
-		case res = <-slots[i]:
-		case <-ctx.Done():
-			return stats, ctx.Err()
-		}
-		stats.Sessions++
-		stats.Messages += res.msgs
-		stats.Decoded += res.decoded
-		stats.Bad = append(stats.Bad, res.bad...)
-		if res.err != nil {
-			return stats, res.err
-		}
-		for _, h := range res.hits {
-			if err := emit(h); err != nil {
-				return stats, err
+		for done := false; !done; {
+			var b batch
+			select {
+			case b = <-slots[i]:
+			case <-ctx.Done():
+				return stats, ctx.Err()
+			}
+			for _, h := range b.hits {
+				if err := emit(h); err != nil {
+					return stats, err
+				}
+			}
+			if done = b.last; !done {
+				continue
+			}
+			stats.Sessions++
+			stats.Messages += b.msgs
+			stats.Decoded += b.decoded
+			stats.Bad = append(stats.Bad, b.bad...)
+			if b.err != nil {
+				return stats, b.err
 			}
 		}
 	}
 	return stats, nil
 }
 
-// scanSession finds the hits of one session: in the stored messages, or,
-// with r, in what r's model would be sent of them.
-func scanSession(ctx context.Context, st *session.Store, h session.Header, m *matcher, r *redactor, buf *[]byte) (hits []Hit, msgs, decoded int, bad []session.DecodeError, err error) {
+// batch is hits of one session; the last batch of a session also says
+// what its scan read and how it ended.
+type batch struct {
+	hits          []Hit
+	last          bool
+	msgs, decoded int
+	bad           []session.DecodeError
+	err           error
+}
+
+// scanSession finds the hits of one session: in the stored messages,
+// handed to send as they are found (the first at once, then 64 at a time),
+// or, with r, in what r's model would be sent of them, all at the end (what
+// is sent is built from the whole session). It returns the session's last
+// batch. send returns false when the search is over.
+func scanSession(ctx context.Context, st *session.Store, h session.Header, m *matcher, r *redactor, buf *[]byte, send func([]Hit) bool) batch {
+	var res batch
+	var hits []Hit
 	var found []*session.Message // with r: the stored messages that match
-	bad, err = st.ScanStored(h.ID, func(seq uint64, v []byte) error {
-		msgs++
-		if msgs%256 == 0 && ctx.Err() != nil {
+	sent := 0
+	bad, err := st.ScanStored(h.ID, func(seq uint64, v []byte) error {
+		res.msgs++
+		if res.msgs%256 == 0 && ctx.Err() != nil {
 			return errStop
 		}
 		if !m.mayMatch(v, buf) {
 			return nil
 		}
-		decoded++
+		res.decoded++
 		msg := new(session.Message)
 		if err := session.DecodeStored(h.ID, seq, v, msg); err != nil {
-			bad = append(bad, session.DecodeError{SessionID: h.ID, Seq: seq, Err: err})
+			res.bad = append(res.bad, session.DecodeError{SessionID: h.ID, Seq: seq, Err: err})
 			return nil
 		}
-		if r == nil {
+		switch {
+		case r == nil:
 			hits = append(hits, messageHits(h, msg, m)...)
-		} else if r.considered(msg) && len(messageHits(h, msg, m)) > 0 {
+			if len(hits) > 0 && (sent == 0 || len(hits) >= 64) {
+				sent += len(hits)
+				if !send(hits) {
+					return errStop
+				}
+				hits = nil
+			}
+		case r.considered(msg) && len(messageHits(h, msg, m)) > 0:
 			found = append(found, msg)
 		}
 		return nil
 	})
-	if errors.Is(err, errStop) {
-		return nil, msgs, decoded, bad, ctx.Err()
+	res.bad = append(bad, res.bad...)
+	switch {
+	case errors.Is(err, errStop):
+		res.err = ctx.Err()
+	case err != nil:
+		res.err = err
+	case len(found) > 0:
+		res.hits, res.err = r.hits(h, found, m)
+	default:
+		res.hits = hits
 	}
-	if err != nil || len(found) == 0 {
-		return hits, msgs, decoded, bad, err
-	}
-	hits, err = r.hits(h, found, m)
-	return hits, msgs, decoded, bad, err
+	return res
 }
 
 // clipAround is the line around [start, end), at most about 240 bytes, and

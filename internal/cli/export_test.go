@@ -8,6 +8,7 @@ import (
 	"html/template"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -44,7 +45,8 @@ const hostileFile = "<script>alert('x')</script>\n</pre><img src=\"http://evil.e
 
 // exportFixture is a session imported by the Claude importer from a
 // transcript in which the agent read a denied file holding theSecret and an
-// allowed file holding hostileFile.
+// allowed file holding hostileFile, to which scrim's read tool, run for a
+// model of the local tier, then added the denied file again.
 type exportFixture struct {
 	root, store, policy, id string
 	secretPath              string
@@ -80,6 +82,11 @@ func newExportFixture(t *testing.T) *exportFixture {
 		t.Fatalf("import: %s %s", out, stderr)
 	}
 	f.id = importedSession(t, f.store, file)
+	// A model of the local tier reads the denied file with scrim's own
+	// tool: the secret enters the history a second way.
+	if _, stderr, code := scrim(t, "", f.args("tool", "read", "--session", f.id, "--model", "ollama/llama3", f.secretPath)...); code != exitOK {
+		t.Fatalf("tool read: %s", stderr)
+	}
 	return f
 }
 
@@ -107,7 +114,7 @@ func TestExportRedactsEveryFormat(t *testing.T) {
 			if !strings.Contains(top, "anthropic/claude-x") || !strings.Contains(top, "limited") || strings.Contains(top, "NOT REDACTED") {
 				t.Fatalf("the top does not say which model and tier:\n%s", top)
 			}
-			if format != "jsonl" && !strings.Contains(top, "Filtered: 1 part in 1 message") {
+			if format != "jsonl" && !strings.Contains(top, "Filtered: 2 parts in 2 messages") {
 				t.Fatalf("the top lacks the report's counts:\n%s", top)
 			}
 			if !strings.Contains(out, inFormat(format, placeholder)) {
@@ -210,6 +217,12 @@ func TestExportToFile(t *testing.T) {
 	if _, stderr, code := scrim(t, "", f.args("export", f.id, "--format", "pdf")...); code != exitUsage || !strings.Contains(stderr, "md, html or jsonl") {
 		t.Fatalf("--format pdf: exit %d %s", code, stderr)
 	}
+	if out, _, _ := scrim(t, "", f.args("__complete", "export", f.id, "--format", "")...); !strings.Contains(out, "md\nhtml\njsonl\n") {
+		t.Fatalf("--format completes %q", out)
+	}
+	if out, _, _ := scrim(t, "", f.args("__complete", "search", "x", "--session", "")...); !strings.Contains(out, f.id+"\t") {
+		t.Fatalf("--session completes %q", out)
+	}
 }
 
 // The Markdown export of the limited tier, against a golden file
@@ -222,14 +235,15 @@ func TestExportMarkdownGolden(t *testing.T) {
 	if code != exitOK {
 		t.Fatal(stderr)
 	}
-	st, err := session.Open(f.store)
-	must(t, err)
-	h, err := st.Get(f.id)
-	must(t, err)
-	st.Close()
 	out = strings.ReplaceAll(out, f.root, "/ROOT")
 	out = strings.ReplaceAll(out, f.id, "SESSION")
-	out = strings.ReplaceAll(out, h.CreatedAt.UTC().Format("2006-01-02T15:04:05Z07:00"), "CREATED")
-	out = strings.ReplaceAll(out, h.UpdatedAt.UTC().Format("2006-01-02T15:04:05Z07:00"), "UPDATED")
+	// What scrim's tool added carries the time of the test and a fresh call ID.
+	out = regexp.MustCompile(`20[0-9][0-9]-[0-9-]+T[0-9:]+Z`).ReplaceAllStringFunc(out, func(ts string) string {
+		if strings.HasPrefix(ts, "2025-06-01T") {
+			return ts
+		}
+		return "NOW"
+	})
+	out = regexp.MustCompile(`call\\_[0-9a-f]+`).ReplaceAllString(out, "CALL")
 	golden.RequireEqual(t, out)
 }

@@ -4,6 +4,7 @@ package cli
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -46,8 +47,13 @@ func TestSearchSecretWithheld(t *testing.T) {
 			continue
 		}
 		hits := decodeHits(t, out)
-		if len(hits) != 1 || !hits[0].Withheld || hits[0].Tier != "limited" || hits[0].WithheldIn != f.secretPath || hits[0].Text != "" {
-			t.Fatalf("JSON hits: %+v", hits)
+		if len(hits) != 2 || hits[0].Seq != 3 || hits[1].Seq != 8 {
+			t.Fatalf("JSON hits (the import's read and the tool's): %+v", hits)
+		}
+		for _, h := range hits {
+			if !h.Withheld || h.Tier != "limited" || h.WithheldIn != f.secretPath || h.Text != "" || h.Matches != 1 {
+				t.Fatalf("JSON hit: %+v", h)
+			}
 		}
 	}
 	// The local tier may read it: the hit is shown.
@@ -89,10 +95,11 @@ func TestSearchQueries(t *testing.T) {
 		{"upper case matches exactly", []string{"Where is the API"}, []string{"#1 user text"}, false},
 		{"upper case that does not match", []string{"WHERE IS"}, nil, true},
 		{"tool input values, not keys", []string{"page.html"}, []string{"#4 tool input", "#6 assistant text"}, false},
+		{"tool input of scrim's own tool", []string{"api.env"}, []string{"#2 tool input", "#6 assistant text", "#7 tool input"}, false},
 		{"keys are not searched", []string{"file_path"}, nil, true},
 		{"regex", []string{`alert\('x'\)`, "--regex"}, []string{"#5 tool result"}, false},
 		{"limited tier sees allowed content", []string{"evil.example", "--model", "anthropic/claude-x"}, []string{"#5 tool result"}, false},
-		{"one session", []string{"token", "--session", f.id[:6]}, []string{"#1 user text", "#3 tool result", "#6 assistant text"}, false},
+		{"one session", []string{"token", "--session", f.id[:6]}, []string{"#1 user text", "#3 tool result", "#6 assistant text", "#8 tool result"}, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -121,4 +128,29 @@ func TestSearchQueries(t *testing.T) {
 func itoa(n uint64) string {
 	b, _ := json.Marshal(n)
 	return string(b)
+}
+
+// Sessions come newest first: of two imported sessions, the one scrim's
+// read tool then added to is searched, and printed, first.
+func TestSearchNewestFirst(t *testing.T) {
+	t.Parallel()
+	isolate(t)
+	f := newExportFixture(t) // its session was just added to by the read tool
+	tr := &transcript{}
+	tr.claude(f.root, map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": "Is the API token rotated?"}})
+	older := tr.write(t, filepath.Join(f.root, "older.jsonl"))
+	if _, stderr, code := scrim(t, "", f.args("import", "claude", older)...); code != exitOK {
+		t.Fatal(stderr)
+	}
+	oid := importedSession(t, f.store, older)
+	out, _, _ := scrim(t, "", f.args("search", "api token", "--format", "json")...)
+	var order []string
+	for _, h := range decodeHits(t, out) {
+		if len(order) == 0 || order[len(order)-1] != h.SessionID {
+			order = append(order, h.SessionID)
+		}
+	}
+	if strings.Join(order, " ") != f.id+" "+oid {
+		t.Fatalf("sessions in order %v, want %s then %s", order, f.id, oid)
+	}
 }

@@ -17,17 +17,17 @@ import (
 type matcher struct {
 	re *regexp.Regexp
 	// needle is what the stored bytes of a message that matches must
-	// contain: the query as the store escapes it, lower-cased when fold.
+	// contain: the query as the store escapes it, case-folded when fold.
 	// nil when no such test is known (a regular expression): every message
 	// is decoded.
 	needle []byte
-	fold   bool // compare lower-cased stored bytes with needle
-	ascii  bool // needle is ASCII: lower-casing ASCII letters is enough
+	fold   bool // compare case-folded stored bytes with needle
 }
 
 // newMatcher compiles query: a literal, or with regex an RE2 expression.
 // Smart case, as ripgrep's: a query without an upper-case letter matches
-// regardless of case.
+// regardless of case (RE2's (?i): runes that are the same letter in
+// another case, K and the Kelvin sign included).
 func newMatcher(query string, regex bool) (*matcher, error) {
 	if query == "" {
 		return nil, queryError{fmt.Errorf("the query is empty")}
@@ -45,16 +45,14 @@ func newMatcher(query string, regex bool) (*matcher, error) {
 		return nil, queryError{fmt.Errorf("bad regular expression %q: %w", query, err)}
 	}
 	m := &matcher{re: re, fold: fold}
-	// The store writes U+FFFD for invalid UTF-8 as an escape, which the
-	// needle would not have; such queries are matched on decoded text only.
-	if !regex && !strings.ContainsAny(query, "\uFFFD\u2028\u2029") {
-		q := query
-		if fold {
-			q = strings.ToLower(q)
-		}
-		quoted := session.AppendJSONString(nil, q)
+	// The store writes invalid UTF-8 as the escape \ufffd, which decodes
+	// to U+FFFD; a query holding U+FFFD is matched on decoded text only.
+	if !regex && !strings.ContainsRune(query, utf8.RuneError) {
+		quoted := session.AppendJSONString(nil, query)
 		m.needle = quoted[1 : len(quoted)-1]
-		m.ascii = isASCII(m.needle)
+		if fold {
+			m.needle = foldBytes(nil, m.needle)
+		}
 	}
 	return m, nil
 }
@@ -90,20 +88,13 @@ func hasUpper(s string) bool {
 	return false
 }
 
-func isASCII(b []byte) bool {
-	for _, c := range b {
-		if c >= utf8.RuneSelf {
-			return false
-		}
-	}
-	return true
-}
-
 // mayMatch reports whether the stored record v can hold a match. It never
-// says no to a record that does (lower-casing commutes with the store's
-// escaping, which leaves letters alone and writes escapes in lower case);
-// it may say yes to one that does not, which find then settles. buf is
-// scratch space kept between calls.
+// says no to a record that does: the store escapes one rune at a time, and
+// case folding leaves the runes it escapes (quotes, backslashes, <>&,
+// control characters) alone, so folding the escaped record and folding the
+// escaped query agree with escaping the folded text. It may say yes to a
+// record that does not match, which find then settles. buf is scratch
+// space kept between calls.
 func (m *matcher) mayMatch(v []byte, buf *[]byte) bool {
 	if m.needle == nil {
 		return true
@@ -111,22 +102,62 @@ func (m *matcher) mayMatch(v []byte, buf *[]byte) bool {
 	if !m.fold {
 		return bytes.Contains(v, m.needle)
 	}
-	if !m.ascii {
-		return bytes.Contains(bytes.ToLower(v), m.needle)
-	}
-	b := (*buf)[:0]
-	if cap(b) < len(v) {
-		b = make([]byte, 0, len(v)+len(v)/4)
-	}
-	b = b[:len(v)]
-	for i, c := range v {
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
+	*buf = foldBytes((*buf)[:0], v)
+	return bytes.Contains(*buf, m.needle)
+}
+
+// foldBytes appends b with every rune replaced by the smallest rune of its
+// case-folding orbit (K for k and the Kelvin sign, S for s and ſ): two runes
+// match regardless of case exactly when these agree. ASCII, most of any
+// record, takes the short way.
+func foldBytes(dst, b []byte) []byte {
+	last, lastFold := rune(-1), rune(-1) // runes repeat (→ on every line of a read)
+	for i := 0; i < len(b); {
+		start := i
+		for i < len(b) && b[i] < utf8.RuneSelf {
+			i++
 		}
-		b[i] = c
+		at := len(dst)
+		dst = append(dst, b[start:i]...)
+		for k, c := range dst[at:] {
+			dst[at+k] = upperASCII[c]
+		}
+		if i == len(b) {
+			break
+		}
+		r, size := utf8.DecodeRune(b[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			dst = append(dst, b[i])
+		case r == last:
+			dst = utf8.AppendRune(dst, lastFold)
+		default:
+			last, lastFold = r, foldRune(r)
+			dst = utf8.AppendRune(dst, lastFold)
+		}
+		i += size
 	}
-	*buf = b
-	return bytes.Contains(b, m.needle)
+	return dst
+}
+
+// upperASCII maps each ASCII byte to its upper case, the least of its
+// case-folding orbit.
+var upperASCII = func() (t [utf8.RuneSelf]byte) {
+	for c := range t {
+		t[c] = byte(c)
+		if 'a' <= c && c <= 'z' {
+			t[c] -= 'a' - 'A'
+		}
+	}
+	return t
+}()
+
+func foldRune(r rune) rune {
+	least := r
+	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+		least = min(least, f)
+	}
+	return least
 }
 
 // find returns where the query matches s, at most limit matches.

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/scrim-dev/scrim/search"
+	"github.com/scrim-dev/scrim/session"
 )
 
 // The acceptance test of search: the secret that exists only in a denied
@@ -153,4 +154,80 @@ func TestSearchNewestFirst(t *testing.T) {
 	if strings.Join(order, " ") != f.id+" "+oid {
 		t.Fatalf("sessions in order %v, want %s then %s", order, f.id, oid)
 	}
+}
+
+// In the demo's session of quotes, commands and credentials (made by the
+// real tools), the limited tier is sent neither the .env values that the
+// assistant repeated nor the registry token of the deploy log: search
+// reports each as withheld, as derived content or as a credential, and no
+// export for that tier holds a byte of them.
+func TestSearchAndExportDerivedAndSecrets(t *testing.T) {
+	t.Parallel()
+	isolate(t)
+	d := seededDemo(t)
+	d.store.Close()
+	sid := demoSession(t, d, "Quotes, commands and credentials")
+	ws, _ := filepath.EvalSymlinks(d.workspace)
+	args := func(a ...string) []string {
+		return append([]string{"--store", d.storeDir, "--policy", filepath.Join(d.dir, "policy.toml")}, a...)
+	}
+	leaks := []string{"hunter2", "glpat-", "sk-demo-local-0000-NOT-REAL"}
+	kinds := map[string]bool{}
+	for _, q := range []string{"hunter2", "glpat-"} {
+		out, stderr, code := scrim(t, "", args("search", q, "--model", "demo/limited", "--session", sid, "--format", "json")...)
+		if code != exitOK {
+			t.Fatalf("search %s: %s", q, stderr)
+		}
+		for _, leak := range leaks {
+			if strings.Contains(out, leak) {
+				t.Fatalf("search %s for limited shows %q:\n%s", q, leak, out)
+			}
+		}
+		hits := decodeHits(t, out)
+		if len(hits) == 0 {
+			t.Fatalf("search %s: no hit", q)
+		}
+		for _, h := range hits {
+			if !h.Withheld {
+				t.Fatalf("search %s: a hit is shown: %+v", q, h)
+			}
+			kinds[h.WithheldIn] = true
+		}
+	}
+	for _, want := range []string{"content derived from " + filepath.Join(ws, ".env"), "a credential (gitlab-pat)", filepath.Join(ws, ".env")} {
+		if !kinds[want] {
+			t.Fatalf("no hit withheld as %q, only %v", want, kinds)
+		}
+	}
+	for _, format := range exportFormats {
+		out, stderr, code := scrim(t, "", args("export", sid, "--model", "demo/limited", "--format", format)...)
+		if code != exitOK {
+			t.Fatalf("export %s: %s", format, stderr)
+		}
+		for _, leak := range leaks {
+			if strings.Contains(out, leak) {
+				t.Fatalf("export %s for limited holds %q", format, leak)
+			}
+		}
+		if format != "jsonl" && !strings.Contains(out, "1 credential inside parts") {
+			t.Fatalf("export %s does not count the credential:\n%s", format, firstLines(out, 20))
+		}
+	}
+}
+
+// demoSession is the ID of the demo session titled title.
+func demoSession(t *testing.T, d *demo, title string) string {
+	t.Helper()
+	st, err := session.Open(d.storeDir)
+	must(t, err)
+	defer st.Close()
+	hs, _, err := st.List()
+	must(t, err)
+	for _, h := range hs {
+		if h.Title == title {
+			return h.ID
+		}
+	}
+	t.Fatalf("no demo session %q", title)
+	return ""
 }

@@ -44,7 +44,7 @@ type Hit struct {
 	Role      session.Role `json:"role"`
 	Tool      string       `json:"tool,omitempty"`
 	Where     string       `json:"where"` // user text, assistant text, tool input, tool result, event
-	Part      int          `json:"part"`  // index into the message's parts (as sent, with a model)
+	Part      int          `json:"part"`  // index into the message's parts: as sent, with a model; as stored for a withheld hit
 	// Source is the file the matching part was read from, "" when it is
 	// not file content.
 	Source string `json:"source,omitempty"`

@@ -152,15 +152,28 @@ func newRedactor(st *session.Store, model string, pol *policy.Policy) *redactor 
 // considered reports whether msg can be sent at all: events never are.
 func (r *redactor) considered(msg *session.Message) bool { return msg.Role != session.RoleEvent }
 
-// hits builds what r's model is sent of session h, exactly as scrim
-// redact does, and returns for each message of found (stored messages
+// hits builds what r's model is sent of session h with runner.BuildWith,
+// as scrim redact does, and returns for each message of found (stored messages
 // that match) its hits in what is sent, then one withheld hit for each
 // part and place the rest of its matches went to. Text only ever comes
 // from what is sent.
 func (r *redactor) hits(h session.Header, found []*session.Message, m *matcher) ([]Hit, error) {
-	msgs, _, err := r.st.Messages(h.ID)
-	if err != nil {
-		return nil, err
+	// Redaction is message by message, so the messages that match are
+	// built alone, as the TUI builds a page; but content derived from a
+	// withheld file is found by the fingerprints of the whole session,
+	// which a tier that redacts it needs built whole, as scrim redact does.
+	var msgs []session.Message
+	if tier, _ := r.pol.TierFor(r.model); tier.RedactsDerived() {
+		all, _, err := r.st.Messages(h.ID)
+		if err != nil {
+			return nil, err
+		}
+		msgs = all
+	} else {
+		msgs = make([]session.Message, len(found))
+		for i, f := range found {
+			msgs[i] = *f
+		}
 	}
 	ctx, err := runner.Context(r.st, h.ID, msgs, r.model, r.pol)
 	if err != nil {

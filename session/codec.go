@@ -257,3 +257,9 @@ func unmarshalHeader(data []byte, h *Header) error {
 	*h = Header{}
 	return json.Unmarshal(data, h)
 }
+
+// AppendJSONString appends s quoted as the store writes every string it
+// keeps. The store escapes one character at a time, so text that contains s
+// is stored as bytes that contain s's escaped form: search looks for that in
+// the stored bytes before it decodes a record.
+func AppendJSONString(b []byte, s string) []byte { return appendString(b, s) }

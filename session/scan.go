@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 	"sync"
@@ -238,4 +239,18 @@ func (p *parallelDecoder) wait() []DecodeError {
 	close(p.work)
 	p.wg.Wait()
 	return p.bad
+}
+
+// ScanStored hands fn the stored JSON of each of session id's messages, in
+// order, valid only during the call: for search, which looks at the bytes
+// before it decodes anything (DecodeStored). Gaps are returned as
+// ErrMissing.
+func (s *Store) ScanStored(id string, fn func(seq uint64, v []byte) error) ([]DecodeError, error) {
+	return s.records(id, 1, math.MaxUint64, nil, fn)
+}
+
+// DecodeStored decodes one record ScanStored handed, checking that it is
+// message seq of session id.
+func DecodeStored(id string, seq uint64, v []byte, m *Message) error {
+	return decodeMessage(id, seq, v, m)
 }

@@ -54,6 +54,11 @@ type Model struct {
 	beforeImport string
 	beforeFailed bool
 
+	find    *finder // the find n/N walk, nil when there is none
+	findGen int
+	// lastQuery fills the find dialog again.
+	lastQuery string
+
 	// background receives the whole-session counting steps, which run beside
 	// the UI; nil means they are returned as ordinary commands. Benchmarks
 	// set it to keep counting out of the latency they measure.
@@ -197,6 +202,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.syncRedacted()
 	case savedMsg:
 		m.counter.takeSaved(msg)
+	case findStartMsg:
+		m.lastQuery = msg.query
+		cmds = append(cmds, m.startFind(msg))
+	case findMsg:
+		cmds = append(cmds, m.gotFind(msg))
 	case explainMsg:
 		if msg.sid == m.tr.sid && msg.model == m.c.model {
 			m.dialog = &explainDialog{c: m.c, em: msg}
@@ -315,6 +325,7 @@ func (m *Model) opened(msg openedMsg) tea.Cmd {
 	}
 	m.syncRedacted()
 	t.end()
+	m.openedForFind()
 	return tea.Batch(cmds...)
 }
 
@@ -353,6 +364,10 @@ func (m *Model) setModel(model string) tea.Cmd {
 	m.syncRedacted()
 	if m.tr.hide {
 		m.tr.setHide(true)
+	}
+	if f := m.find; f != nil {
+		// Its hits were of what the model before is sent.
+		return m.startFind(findStartMsg{query: f.query, scope: f.scope, regex: f.regex})
 	}
 	return nil // Update's rebuildStale rebuilds the sent pane for model
 }

@@ -426,3 +426,53 @@ func BenchmarkCountsAfterRestart(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkScrollWhileFinding: j steps on the open 100,000-message session
+// while a find of a common word in all sessions, for the limited tier, runs
+// beside the UI again and again (each builds what is sent of the whole
+// session, as scrim redact does); the batches of hits it hands to Update
+// are timed as steps too.
+func BenchmarkScrollWhileFinding(b *testing.B) {
+	m := openBig(b, "demo/limited")
+	feed(m, func() tea.Msg { return keyMsg("g") })
+	found := make(chan tea.Msg, 64)
+	var pump func(cmd tea.Cmd)
+	pump = func(cmd tea.Cmd) {
+		go func() {
+			switch msg := cmd().(type) {
+			case nil:
+			case tea.BatchMsg:
+				for _, c := range msg {
+					if c != nil {
+						pump(c)
+					}
+				}
+			default:
+				found <- msg
+			}
+		}()
+	}
+	pump(m.startFind(findStartMsg{query: "config"}))
+	sp := newSpread()
+	finds := 0
+	for b.Loop() {
+		step(b, m, keyMsg("j"), sp)
+		b.StopTimer()
+		for len(found) > 0 {
+			msg := <-found
+			sp.start()
+			_, cmd := m.Update(msg)
+			sp.stop()
+			if fm, ok := msg.(findMsg); ok && fm.done {
+				finds++
+				pump(m.startFind(findStartMsg{query: "config"}))
+			} else if cmd != nil {
+				pump(cmd)
+			}
+		}
+		b.StartTimer()
+	}
+	m.stopFind()
+	sp.report(b)
+	b.ReportMetric(float64(finds), "finds")
+}

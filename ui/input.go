@@ -40,6 +40,18 @@ func (m *Model) key(msg tea.KeyMsg) (cmd tea.Cmd, quit bool) {
 		cmd := m.list.update(msg)
 		return tea.Batch(cmd, m.syncOpen()), false
 	}
+	if m.find != nil {
+		switch {
+		case key.Matches(msg, k.NextRedaction):
+			return m.walkHit(true), false
+		case key.Matches(msg, k.PrevRedaction):
+			return m.walkHit(false), false
+		case key.Matches(msg, k.EndFind):
+			m.stopFind()
+			m.setStatus("find ended; n/N walk redactions again", false)
+			return nil, false
+		}
+	}
 	m.setStatus("", false)
 	switch {
 	case key.Matches(msg, k.Quit):
@@ -63,6 +75,12 @@ func (m *Model) key(msg tea.KeyMsg) (cmd tea.Cmd, quit bool) {
 		m.picker = newPicker(m.c, m.models)
 	case key.Matches(msg, k.Chat):
 		return m.startPrompt(), false
+	case key.Matches(msg, k.FindAll):
+		if m.focus == focusList || m.tr.sid == "" {
+			m.dialog = newFindDialog(m.c, "", "Find in all sessions", m.lastQuery)
+		} else {
+			m.dialog = newFindDialog(m.c, m.tr.sid, "Find in this session", m.lastQuery)
+		}
 	case key.Matches(msg, k.Rename):
 		if h, ok := m.list.selected(); ok {
 			m.dialog = newRenameDialog(m.c, h)
@@ -242,7 +260,11 @@ func (m *Model) syncHideHelp() {
 func (m *Model) panesShortHelp() []key.Binding {
 	m.syncHideHelp()
 	k := m.c.keys
-	return []key.Binding{k.Up, k.Down, k.NextRedaction, k.PrevRedaction, k.Explain, k.HideUnchanged, k.Layout, k.Model, k.Chat, k.NextFocus, k.Help, k.Quit}
+	keys := []key.Binding{k.Up, k.Down, k.NextRedaction, k.PrevRedaction}
+	if m.find != nil {
+		keys = append(keys, k.EndFind)
+	}
+	return append(keys, k.Explain, k.HideUnchanged, k.FindHere, k.Layout, k.Model, k.Chat, k.NextFocus, k.Help, k.Quit)
 }
 
 func (m *Model) panesFullHelp() [][]key.Binding {
@@ -250,7 +272,7 @@ func (m *Model) panesFullHelp() [][]key.Binding {
 	k := m.c.keys
 	return [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
-		{k.NextRedaction, k.PrevRedaction, k.Walk, k.Explain, k.HideUnchanged, k.Layout},
+		{k.NextRedaction, k.PrevRedaction, k.Walk, k.FindHere, k.EndFind, k.Explain, k.HideUnchanged, k.Layout},
 		{k.Model, k.Chat, k.Filter, k.Rename, k.Delete, k.NextFocus, k.PrevFocus, k.Help, k.Quit},
 	}
 }

@@ -10,6 +10,9 @@ import (
 type keyMap struct {
 	// global
 	Quit, Help, NextFocus, PrevFocus, Filter, Model, Rename, Delete, Chat key.Binding
+	// find: the same key, in all sessions from the list, in the open one
+	// from the panes; EndFind stops it
+	FindAll, FindHere, EndFind key.Binding
 	// moving
 	Up, Down, PageUp, PageDown, Top, Bottom key.Binding
 	// the stored | sent panes
@@ -32,6 +35,9 @@ func newKeyMap() *keyMap {
 		Rename:    b([]string{"r"}, "r", "rename session"),
 		Delete:    b([]string{"d"}, "d", "delete session"),
 		Chat:      b([]string{"i"}, "i", "chat"),
+		FindAll:   b([]string{"f"}, "f", "find in all sessions"),
+		FindHere:  b([]string{"f"}, "f", "find in session"),
+		EndFind:   b([]string{"esc"}, "esc", "end find"),
 
 		Up:       b([]string{"up", "k"}, "↑/k", "up"),
 		Down:     b([]string{"down", "j"}, "↓/j", "down"),

@@ -35,6 +35,7 @@ type rowKey struct {
 	layout paneLayout
 	model  string
 	built  bool
+	mark   string // the find whose matches are marked
 }
 
 type page struct {

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -46,6 +47,7 @@ type sideView struct {
 	spans  map[int][]session.Filtered // stored side: by part, what placeholders inside its copy replace
 	tier   string                     // label of the active model's tier
 	note   string                     // replaces the body (not sent, still computing, cannot decode)
+	mark   *regexp.Regexp             // the find's matches, drawn in the Hit ink
 }
 
 // renderSide lays out one message for one pane of the given width.
@@ -59,7 +61,11 @@ func (s *styles) renderSide(v sideView, seq uint64, base *session.Message, width
 	}
 	m := v.msg
 	segs = s.pathSegs(segs, v, m)
+	body := len(segs)
 	segs = s.bodySegs(segs, v, m)
+	if v.mark != nil {
+		segs = append(segs[:body:body], s.markSegs(segs[body:], v.mark)...)
+	}
 	return wrapSegs(segs, width)
 }
 

@@ -182,6 +182,18 @@ func (s *sessionList) update(msg tea.Msg) tea.Cmd {
 	return cmd
 }
 
+// selectID selects session id; false when the list does not show it.
+func (s *sessionList) selectID(id string) bool {
+	for i, it := range s.l.VisibleItems() {
+		if si, ok := it.(sessionItem); ok && si.h.ID == id {
+			s.version++
+			s.l.Select(i)
+			return true
+		}
+	}
+	return false
+}
+
 // startFilter puts the list in filtering mode, as if / were pressed in it.
 func (s *sessionList) startFilter() tea.Cmd {
 	return s.update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{'/'}})
@@ -214,14 +226,14 @@ func (s *sessionList) ShortHelp() []key.Binding {
 			key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel")),
 		}
 	}
-	return []key.Binding{k.Up, k.Down, k.Open, k.Filter, k.Model, k.Chat, k.Rename, k.Delete, k.NextFocus, k.Help, k.Quit}
+	return []key.Binding{k.Up, k.Down, k.Open, k.Filter, k.FindAll, k.Model, k.Chat, k.Rename, k.Delete, k.NextFocus, k.Help, k.Quit}
 }
 
 func (s *sessionList) FullHelp() [][]key.Binding {
 	k := s.c.keys
 	return [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
-		{k.Open, k.Filter, k.Rename, k.Delete},
+		{k.Open, k.Filter, k.FindAll, k.Rename, k.Delete},
 		{k.Model, k.Chat, k.NextFocus, k.PrevFocus, k.Help, k.Quit},
 	}
 }

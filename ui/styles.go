@@ -41,6 +41,7 @@ type styles struct {
 
 	// inks for message bodies (see ink)
 	Text, Dim, Placeholder, Denied, Unknown, Event, Err, Call, Path, Selected ink
+	Hit                                                                       ink // a match of the find
 	User, Assistant, Tool, System                                             ink
 	HeaderRule                                                                ink
 
@@ -89,6 +90,7 @@ func newStyles() *styles {
 	s.Tool = inkOf(lipgloss.NewStyle().Foreground(warn).Bold(true))
 	s.System = inkOf(lipgloss.NewStyle().Foreground(muted).Bold(true))
 	s.HeaderRule = inkOf(lipgloss.NewStyle().Foreground(muted))
+	s.Hit = inkOf(lipgloss.NewStyle().Reverse(true).Bold(true))
 	s.AppInk, s.TitleInk, s.FocusTitleInk = inkOf(s.App), inkOf(s.Title), inkOf(s.FocusTitle)
 	s.MutedInk, s.KeyInk, s.DescInk = inkOf(s.Muted), inkOf(s.Key), inkOf(s.KeyDesc)
 	s.ErrorInk, s.RuleInk = inkOf(s.Error), inkOf(s.Rule)

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -63,7 +64,36 @@ type transcript struct {
 	building    string // model a rebuild of the sent side is running for
 
 	width, height int // rows area, without the pane titles
+
+	// mark draws the find's matches; markKey names the find, so rows
+	// rendered for another are drawn again.
+	mark    *regexp.Regexp
+	markKey string
 }
+
+// jumpMatch makes seq current and brings the k-th of its rows that the
+// find marks near the top; a message not loaded yet is shown from its top.
+func (t *transcript) jumpMatch(seq uint64, k int) {
+	t.jump(seq)
+	if _, e := t.entry(seq); e == nil || t.mark == nil {
+		return
+	}
+	n := 0
+	for i, r := range t.rows(seq) {
+		if !t.mark.MatchString(ansi.Strip(r)) {
+			continue
+		}
+		if n == k {
+			t.top = anchor{seq, max(0, i-1)}
+			t.clampEnd()
+			return
+		}
+		n++
+	}
+}
+
+// setMark marks re's matches in the panes from now on (nil: none).
+func (t *transcript) setMark(re *regexp.Regexp, key string) { t.mark, t.markKey = re, key }
 
 func newTranscript(c *common) *transcript {
 	return &transcript{c: c, pages: map[uint64]*page{}, loading: map[uint64]bool{}, failed: map[uint64]*pageFailure{}, after: tick}
@@ -187,7 +217,7 @@ func (t *transcript) rows(seq uint64) []string {
 		}
 		return []string{t.c.st.Dim.wrap(padTo("#"+strconv.FormatUint(seq, 10)+" loading…", t.width-1))}
 	}
-	key := rowKey{width: t.width, layout: t.layout, model: t.c.model, built: p.model == t.c.model}
+	key := rowKey{width: t.width, layout: t.layout, model: t.c.model, built: p.model == t.c.model, mark: t.markKey}
 	if e.rows == nil || e.key != key {
 		e.rows, e.key = t.render(e, key.built), key
 	}
@@ -237,7 +267,7 @@ func (t *transcript) render(e *entry, built bool) []string {
 	}
 	var left, right []line
 	if lw > 0 {
-		v := sideView{msg: e.msg, tier: tier}
+		v := sideView{msg: e.msg, tier: tier, mark: t.mark}
 		if built {
 			v.denied, v.whole = withheld(e.msg, e.sent)
 			v.spans = redact.StoredSpans(e.msg, e.sent)
@@ -245,7 +275,7 @@ func (t *transcript) render(e *entry, built bool) []string {
 		left = st.renderSide(v, e.seq, e.msg, lw, loc)
 	}
 	if rw > 0 {
-		v := sideView{msg: e.sent, sent: true, tier: tier}
+		v := sideView{msg: e.sent, sent: true, tier: tier, mark: t.mark}
 		switch {
 		case e.msg.Role == session.RoleEvent:
 			v.note = "not sent: events stay in the stored history only"

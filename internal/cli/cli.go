@@ -195,7 +195,7 @@ func (a *app) rootCommand() *cobra.Command {
 		newSessionsCmd(a), newNewCmd(a), newShowCmd(a), newRmCmd(a), newRenameCmd(a),
 		newImportCmd(a),
 		newToolCmd(a),
-		newRedactCmd(a),
+		newRedactCmd(a), newExportCmd(a), newSearchCmd(a),
 		newPolicyCmd(a),
 		newSendCmd(a),
 		newModelsCmd(a),

@@ -10,7 +10,7 @@ import (
 
 // sessionCommands take a session ID (or a unique prefix) as their first
 // argument.
-var sessionCommands = map[string]bool{"show": true, "rm": true, "rename": true, "redact": true, "send": true}
+var sessionCommands = map[string]bool{"show": true, "rm": true, "rename": true, "redact": true, "send": true, "export": true}
 
 // addCompletions makes the shell completion that cobra's `scrim completion
 // bash|zsh|fish|powershell` scripts ask for say something: session IDs with
@@ -45,15 +45,18 @@ func (a *app) addCompletions(root *cobra.Command) {
 				return a.completeModels(), cobra.ShellCompDirectiveNoFileComp
 			})
 		}
-		if c.PersistentFlags().Lookup("session") != nil {
+		if c.PersistentFlags().Lookup("session") != nil || c.LocalFlags().Lookup("session") != nil {
 			_ = c.RegisterFlagCompletionFunc("session", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 				return a.completeSessions(), cobra.ShellCompDirectiveNoFileComp
 			})
 		}
 		if c.LocalFlags().Lookup("format") != nil {
 			formats := []string{"text", "json"}
-			if c.Name() == "redact" && c.Parent() == root {
+			switch {
+			case c.Name() == "redact" && c.Parent() == root:
 				formats = append(formats, "request")
+			case c.Name() == "export" && c.Parent() == root:
+				formats = exportFormats
 			}
 			_ = c.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(formats, cobra.ShellCompDirectiveNoFileComp))
 		}

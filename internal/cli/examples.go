@@ -16,6 +16,9 @@ scrim --no-watch --store ./store`,
 scrim check ~/backup/store --repair    # copies what reads into ~/backup/store.repaired-TIME`,
 	"scrim demo": `scrim demo
 scrim demo --model demo/public --keep`,
+	"scrim export": `scrim export 3f2a --model anthropic/claude-sonnet-4-5 --format html -o review.html
+scrim export 3f2a --model demo/limited --format md | pbcopy
+scrim export 3f2a --format jsonl -o 3f2a.jsonl   # the stored history: not redacted`,
 	"scrim import": `scrim import claude                    # ~/.claude/projects
 scrim import codex ~/.codex/sessions/2025/09
 scrim import claude session.jsonl --verbose
@@ -37,6 +40,10 @@ scrim redact 3f2a --model openai/gpt-5 --format json | jq .report`,
 	"scrim rm":     `scrim rm 3f2a 9c01`,
 	"scrim send": `scrim send 3f2a --model demo/limited "what does loadConfig read?"
 echo "and why?" | scrim send 3f2a -`,
+	"scrim search": `scrim search API_TOKEN
+scrim search 'func load\w+' --regex --session 3f2a
+scrim search api_token --model anthropic/claude-sonnet-4-5   # what that model would see; the rest: withheld
+scrim search token --format json | jq -r .text`,
 	"scrim sessions": `scrim sessions
 scrim sessions --format json | jq '.[].title'
 scrim sessions --model anthropic/claude-sonnet-4-5 --format json | jq '.[] | {title, redacted: .counts.redactedMessages}'`,

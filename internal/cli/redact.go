@@ -50,25 +50,15 @@ func newRedactCmd(a *app) *cobra.Command {
 			if format == "request" {
 				return a.printRequest(cmd.Context(), st, pol, id, model)
 			}
-			msgs, bad, err := st.Messages(id)
+			req, per, stored, err := a.redacted(st, pol, id, model)
 			if err != nil {
 				return err
 			}
-			if len(bad) > 0 {
-				// They cannot be sent either; say so rather than hide it.
-				fmt.Fprintf(a.stderr, "scrim: warning: %d stored messages of session %s cannot be decoded and are left out (first: %v)\n", len(bad), id, bad[0])
-			}
-			ctx, err := runner.Context(st, id, msgs, model, pol)
-			if err != nil {
-				return err
-			}
-			req := runner.BuildWith(msgs, id, model, pol, ctx)
-			per := redact.PerMessage(msgs, req.History)
 			w := bufio.NewWriterSize(a.stdout, 64<<10)
 			if format == "json" {
 				err = writeRedactJSON(w, req, per)
 			} else {
-				writeRedactText(w, req, per, len(msgs), pol.File)
+				writeRedactText(w, req, per, stored, pol.File)
 			}
 			if err != nil {
 				return err
@@ -79,6 +69,27 @@ func newRedactCmd(a *app) *cobra.Command {
 	cmd.Flags().StringVar(&model, "model", "", "model to preview, provider/model (required)")
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text, json, or request: the exact JSON body M's provider would get (system prompt, tools for M's tier, history)")
 	return cmd
+}
+
+// redacted is what model would be sent of session id: the request the
+// runner builds, what happened to each message, and how many messages are
+// stored. scrim redact and scrim export --model both print it, so an export
+// is redacted exactly as redact shows.
+func (a *app) redacted(st *session.Store, pol *policy.Policy, id, model string) (runner.Request, []redact.MessageReport, int, error) {
+	msgs, bad, err := st.Messages(id)
+	if err != nil {
+		return runner.Request{}, nil, 0, err
+	}
+	if len(bad) > 0 {
+		// They cannot be sent either; say so rather than hide it.
+		fmt.Fprintf(a.stderr, "scrim: warning: %d stored messages of session %s cannot be decoded and are left out (first: %v)\n", len(bad), id, bad[0])
+	}
+	ctx, err := runner.Context(st, id, msgs, model, pol)
+	if err != nil {
+		return runner.Request{}, nil, 0, err
+	}
+	req := runner.BuildWith(msgs, id, model, pol, ctx)
+	return req, redact.PerMessage(msgs, req.History), len(msgs), nil
 }
 
 // printRequest prints the body scrim send --continue would send to model,

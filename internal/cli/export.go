@@ -1,0 +1,295 @@
+package cli
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/scrim-dev/scrim/internal/termsafe"
+	"github.com/scrim-dev/scrim/redact"
+	"github.com/scrim-dev/scrim/session"
+)
+
+// exportFormats are the values of scrim export --format.
+var exportFormats = []string{"md", "html", "jsonl"}
+
+func newExportCmd(a *app) *cobra.Command {
+	var model, format, outFile string
+	cmd := &cobra.Command{
+		Use:   "export SESSION [--model M] --format md|html|jsonl [-o FILE]",
+		Short: "Write a session as Markdown, one self-contained HTML file or JSONL, redacted for a model with --model",
+		Long: "Write a session for someone to read: Markdown to paste, a single HTML file that works offline\n" +
+			"(tool results fold away; placeholders are marked), or JSONL, one message a line.\n" +
+			"With --model M it is what M would be sent, redacted exactly as scrim redact shows it, and\n" +
+			"says so at the top with the report's counts. Without --model it is the stored history, every\n" +
+			"file's content included, and says at the top that it is not redacted.",
+		Args: usage(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !isExportFormat(format) {
+				return usageError("--format must be md, html or jsonl, not %q", format)
+			}
+			defer debug.SetGCPercent(debug.SetGCPercent(25)) // as show: many short-lived copies
+			st, h, err := a.resolve(args[0])
+			if err != nil {
+				return err
+			}
+			doc := &exportDoc{Header: h}
+			var sent []session.Message
+			if model != "" {
+				pol, err := a.Policy()
+				if err != nil {
+					return err
+				}
+				req, per, stored, err := a.redacted(st, pol, h.ID, model)
+				if err != nil {
+					return err
+				}
+				doc.Redacted, doc.Model, doc.Report, doc.PerMessage, doc.Stored = true, model, req.Report, per, stored
+				sent = req.History
+			}
+			return a.writeExport(outFile, func(w io.Writer) error {
+				ew := newExportWriter(format, w)
+				if err := ew.begin(doc); err != nil {
+					return err
+				}
+				if doc.Redacted {
+					for i := range sent {
+						if err := ew.message(&sent[i]); err != nil {
+							return err
+						}
+					}
+				} else {
+					bad, err := st.Scan(h.ID, 1, h.Count, ew.message)
+					a.warnSkipped(bad)
+					if err != nil {
+						return err
+					}
+				}
+				return ew.end()
+			})
+		},
+	}
+	cmd.Flags().StringVar(&model, "model", "", "export what model M would be sent, provider/model (default: the stored history, not redacted)")
+	cmd.Flags().StringVar(&format, "format", "md", "output format: md, html or jsonl")
+	cmd.Flags().StringVarP(&outFile, "output", "o", "", "write to `FILE` (default: standard output)")
+	return cmd
+}
+
+func isExportFormat(f string) bool {
+	for _, x := range exportFormats {
+		if f == x {
+			return true
+		}
+	}
+	return false
+}
+
+// exportDoc is what an export says at its top.
+type exportDoc struct {
+	Header     session.Header
+	Redacted   bool
+	Model      string
+	Report     redact.Report
+	PerMessage []redact.MessageReport
+	Stored     int // messages stored, when Redacted
+}
+
+// exportWriter writes one format: begin once, each message in order, end.
+type exportWriter interface {
+	begin(d *exportDoc) error
+	message(m *session.Message) error
+	end() error
+}
+
+func newExportWriter(format string, w io.Writer) exportWriter {
+	switch format {
+	case "html":
+		return &htmlExport{w: w}
+	case "jsonl":
+		return &jsonlExport{w: w}
+	}
+	return &mdExport{w: w}
+}
+
+// writeExport runs write on standard output, or on a file that appears
+// only when the export is complete: a failed export leaves no half of a
+// session behind for someone to share. The file is readable by its owner
+// only, as an unredacted export holds whatever the agent read.
+func (a *app) writeExport(outFile string, write func(io.Writer) error) error {
+	if outFile == "" || outFile == "-" {
+		w := bufio.NewWriterSize(a.stdout, 64<<10)
+		if err := write(w); err != nil {
+			return err
+		}
+		return w.Flush()
+	}
+	f, err := os.CreateTemp(filepath.Dir(outFile), "."+filepath.Base(outFile)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("export to %s: %w", outFile, err)
+	}
+	w := bufio.NewWriterSize(f, 64<<10)
+	err = write(w)
+	if err == nil {
+		err = w.Flush()
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), outFile)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("export to %s: %w", outFile, err)
+	}
+	return nil
+}
+
+// notRedacted is the warning at the top of an export without --model.
+const notRedacted = "NOT REDACTED: this is the stored history, with the full content of every file the agent read, " +
+	"whatever a trust tier may read. Export with --model M for what model M would be sent."
+
+// summary is what the top of an export says about redaction, one sentence
+// a line, in plain text (each format escapes it).
+func (d *exportDoc) summary() []string {
+	if !d.Redacted {
+		return []string{notRedacted}
+	}
+	r := d.Report
+	lines := []string{
+		fmt.Sprintf("Redacted for model %s: trust tier %s (label %q), exactly as scrim redact shows it.", d.Model, r.Tier.Name, r.Tier.Label),
+		fmt.Sprintf("Sent: %d of %d stored messages (%d events left out: never sent).", r.Messages, d.Stored, r.Events),
+		fmt.Sprintf("Filtered: %s in %s; %s and %s inside parts.",
+			plural(r.RedactedParts, "part", "parts"), plural(r.RedactedMessages, "message", "messages"),
+			plural(r.Derived, "derived span", "derived spans"), plural(r.Secrets, "credential", "credentials")),
+		fmt.Sprintf("Withheld: %d results of unknown source; sent unchecked: %d results of unknown source.", r.Withheld, r.UnknownSource),
+	}
+	if len(r.DeniedPaths) == 0 {
+		return append(lines, "Denied paths: none.")
+	}
+	paths := make([]string, len(r.DeniedPaths))
+	for i, p := range r.DeniedPaths {
+		paths[i] = p.Path
+	}
+	return append(lines, fmt.Sprintf("Denied paths (%d): %s.", len(paths), strings.Join(paths, ", ")))
+}
+
+// heading is a message's one-line description: number, role, tool, model,
+// error, time.
+func heading(m *session.Message) string {
+	head := []string{fmt.Sprintf("#%d %s", m.Seq, m.Role)}
+	if m.Tool != "" {
+		head = append(head, "tool "+m.Tool)
+	}
+	if m.Model != "" {
+		head = append(head, "model "+m.Model)
+	}
+	if m.IsError {
+		head = append(head, "error")
+	}
+	if !m.CreatedAt.IsZero() {
+		head = append(head, m.CreatedAt.UTC().Format(time.RFC3339))
+	}
+	return safeLine(strings.Join(head, " · "))
+}
+
+// notes are the lines under a message's heading: where its content came
+// from, and whether that could be checked.
+func notes(m *session.Message) []string {
+	var out []string
+	if len(m.Meta.SourcePaths) > 0 {
+		out = append(out, "sourcePaths: "+strings.Join(m.Meta.SourcePaths, ", "))
+	}
+	if m.Meta.Note != "" {
+		out = append(out, "note: "+m.Meta.Note)
+	}
+	if why, ok := m.Unknown(); ok && !redactedWhole(m) {
+		out = append(out, "unknown source: "+why)
+	}
+	for i := range out {
+		out[i] = safeLine(out[i])
+	}
+	return out
+}
+
+// partLabel names a part: its kind, a tool call's name and ID, its source.
+func partLabel(p *session.Part) string {
+	label := string(p.Kind)
+	if p.Kind == session.PartToolCall {
+		label += " " + p.Name
+		if p.CallID != "" {
+			label += " (" + p.CallID + ")"
+		}
+	}
+	if p.SourcePath != "" {
+		label += " from " + p.SourcePath
+	}
+	return safeLine(label)
+}
+
+// foldable reports whether a part is a tool's output: what an HTML export
+// folds away and a reader opens when they need it.
+func foldable(m *session.Message, p *session.Part) bool {
+	return !p.Redacted && (p.Kind == session.PartToolResult || m.Role == session.RoleTool)
+}
+
+func safeLine(s string) string { return oneLine(termsafe.Inert(s)) }
+
+// segment is a run of a part's text: content, or a placeholder redact put
+// inside it (derived content, a credential).
+type segment struct {
+	Text        string
+	Placeholder bool
+}
+
+// segments splits text at the placeholders redact put in it (their offsets
+// are in text's units, so the split comes before Inert changes lengths).
+// Offsets that do not fit text mark the whole of it: fail closed.
+func segments(text string, filtered []session.Filtered) []segment {
+	var out []segment
+	at := 0
+	for _, f := range filtered {
+		if f.Key >= 0 {
+			continue // inside a tool call's input
+		}
+		if f.Start < at || f.End < f.Start || f.End > len(text) {
+			return []segment{{Text: termsafe.Inert(text), Placeholder: true}}
+		}
+		if f.Start > at {
+			out = append(out, segment{Text: termsafe.Inert(text[at:f.Start])})
+		}
+		out = append(out, segment{Text: termsafe.Inert(text[f.Start:f.End]), Placeholder: true})
+		at = f.End
+	}
+	if at < len(text) || len(out) == 0 {
+		out = append(out, segment{Text: termsafe.Inert(text[at:])})
+	}
+	return out
+}
+
+// inputFiltered reports whether redact put a placeholder in a tool call's input.
+func inputFiltered(p *session.Part) bool {
+	for _, f := range p.Filtered {
+		if f.Key >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// sticky returns w's sticky error (a bufio.Writer keeps the first), so a
+// closed pipe stops the scan instead of rendering the rest of the session.
+func sticky(w io.Writer) error {
+	_, err := io.WriteString(w, "")
+	return err
+}

@@ -1,0 +1,166 @@
+package search
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/scrim-dev/scrim/session"
+)
+
+// matcher finds a query in text, and tells from a message's stored bytes
+// whether it can be in the message at all.
+type matcher struct {
+	re *regexp.Regexp
+	// needle is what the stored bytes of a message that matches must
+	// contain: the query as the store escapes it, case-folded when fold.
+	// nil when no such test is known (a regular expression): every message
+	// is decoded.
+	needle []byte
+	fold   bool // compare case-folded stored bytes with needle
+}
+
+// newMatcher compiles query: a literal, or with regex an RE2 expression.
+// Smart case, as ripgrep's: a query without an upper-case letter matches
+// regardless of case (RE2's (?i): runes that are the same letter in
+// another case, K and the Kelvin sign included).
+func newMatcher(query string, regex bool) (*matcher, error) {
+	if query == "" {
+		return nil, queryError{fmt.Errorf("the query is empty")}
+	}
+	fold := !hasUpper(query)
+	expr := query
+	if !regex {
+		expr = regexp.QuoteMeta(query)
+	}
+	if fold {
+		expr = "(?i)" + expr
+	}
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		return nil, queryError{fmt.Errorf("bad regular expression %q: %w", query, err)}
+	}
+	m := &matcher{re: re, fold: fold}
+	// The store writes invalid UTF-8 as the escape \ufffd, which decodes
+	// to U+FFFD; a query holding U+FFFD is matched on decoded text only.
+	if !regex && !strings.ContainsRune(query, utf8.RuneError) {
+		quoted := session.AppendJSONString(nil, query)
+		m.needle = quoted[1 : len(quoted)-1]
+		if fold {
+			m.needle = foldBytes(nil, m.needle)
+		}
+	}
+	return m, nil
+}
+
+// queryError is a query that cannot be searched for: the asker's mistake.
+type queryError struct{ error }
+
+func (e queryError) Unwrap() error { return e.error }
+
+// IsQueryError reports whether err says the query itself is wrong (empty,
+// or not a regular expression).
+func IsQueryError(err error) bool {
+	var qe queryError
+	return errors.As(err, &qe)
+}
+
+// Pattern is the regular expression a search for query matches text
+// with, for a view that marks the matches.
+func Pattern(query string, regex bool) (*regexp.Regexp, error) {
+	m, err := newMatcher(query, regex)
+	if err != nil {
+		return nil, err
+	}
+	return m.re, nil
+}
+
+func hasUpper(s string) bool {
+	for _, r := range s {
+		if unicode.IsUpper(r) {
+			return true
+		}
+	}
+	return false
+}
+
+// mayMatch reports whether the stored record v can hold a match. It never
+// says no to a record that does: the store escapes one rune at a time, and
+// case folding leaves the runes it escapes (quotes, backslashes, <>&,
+// control characters) alone, so folding the escaped record and folding the
+// escaped query agree with escaping the folded text. It may say yes to a
+// record that does not match, which find then settles. buf is scratch
+// space kept between calls.
+func (m *matcher) mayMatch(v []byte, buf *[]byte) bool {
+	if m.needle == nil {
+		return true
+	}
+	if !m.fold {
+		return bytes.Contains(v, m.needle)
+	}
+	*buf = foldBytes((*buf)[:0], v)
+	return bytes.Contains(*buf, m.needle)
+}
+
+// foldBytes appends b with every rune replaced by the smallest rune of its
+// case-folding orbit (K for k and the Kelvin sign, S for s and ſ): two runes
+// match regardless of case exactly when these agree. ASCII, most of any
+// record, takes the short way.
+func foldBytes(dst, b []byte) []byte {
+	last, lastFold := rune(-1), rune(-1) // runes repeat (→ on every line of a read)
+	for i := 0; i < len(b); {
+		start := i
+		for i < len(b) && b[i] < utf8.RuneSelf {
+			i++
+		}
+		at := len(dst)
+		dst = append(dst, b[start:i]...)
+		for k, c := range dst[at:] {
+			dst[at+k] = upperASCII[c]
+		}
+		if i == len(b) {
+			break
+		}
+		r, size := utf8.DecodeRune(b[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			dst = append(dst, b[i])
+		case r == last:
+			dst = utf8.AppendRune(dst, lastFold)
+		default:
+			last, lastFold = r, foldRune(r)
+			dst = utf8.AppendRune(dst, lastFold)
+		}
+		i += size
+	}
+	return dst
+}
+
+// upperASCII maps each ASCII byte to its upper case, the least of its
+// case-folding orbit.
+var upperASCII = func() (t [utf8.RuneSelf]byte) {
+	for c := range t {
+		t[c] = byte(c)
+		if 'a' <= c && c <= 'z' {
+			t[c] -= 'a' - 'A'
+		}
+	}
+	return t
+}()
+
+func foldRune(r rune) rune {
+	least := r
+	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+		least = min(least, f)
+	}
+	return least
+}
+
+// find returns where the query matches s, at most limit matches.
+func (m *matcher) find(s string, limit int) [][]int {
+	return m.re.FindAllStringIndex(s, limit)
+}

@@ -1,0 +1,124 @@
+package search
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/scrim-dev/scrim/session"
+)
+
+// The test before decoding must never drop a record that matches: whatever
+// the text and the query, if the decoded text matches, its stored bytes
+// pass. The seeds hold what the store escapes and the letters whose other
+// case is not ASCII.
+func FuzzStoredBytesNeverMissAMatch(f *testing.F) {
+	for _, seed := range [][2]string{
+		{"API_KEY=sk-live", "api_key"},
+		{"Kelvin: \u212a", "k"},
+		{"long s: \u017f", "s"},
+		{"\u212bngstr\u00f6m", "\u00e5"},
+		{"<script>alert('x')</script>", "<script>"},
+		{"tab\there \"quoted\" back\\slash", "\there \"q"},
+		{"line\u2028sep", "\u2028"},
+		{"ESC \x1b[31m red", "\x1b[31m"},
+		{"bad \xff utf8", "bad"},
+		{"ÉCOLE", "école"},
+		{"straße", "STRASSE"},
+	} {
+		f.Add(seed[0], seed[1])
+	}
+	f.Fuzz(func(t *testing.T, text, query string) {
+		m, err := newMatcher(query, false)
+		if err != nil {
+			return
+		}
+		stored := session.AppendJSONString(nil, text)
+		var decoded string
+		if err := json.Unmarshal(stored, &decoded); err != nil {
+			t.Fatalf("the store's string does not decode: %v", err)
+		}
+		var buf []byte
+		if m.re.MatchString(decoded) && !m.mayMatch(stored, &buf) {
+			t.Fatalf("%q matches %q, but its stored bytes %q were dropped (needle %q)", decoded, query, stored, m.needle)
+		}
+	})
+}
+
+func TestSmartCase(t *testing.T) {
+	for _, tc := range []struct {
+		query, text string
+		want        bool
+	}{
+		{"api_key", "API_KEY=1", true},
+		{"API_KEY", "api_key=1", false},
+		{"Api", "api", false},
+		{"k", "\u212a", true}, // the Kelvin sign is a K
+		{"a.b", "axb", false}, // literal, not a pattern
+	} {
+		m, err := newMatcher(tc.query, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored := session.AppendJSONString(nil, tc.text)
+		var buf []byte
+		if got := m.re.MatchString(tc.text); got != tc.want {
+			t.Errorf("%q in %q: %v, want %v", tc.query, tc.text, got, tc.want)
+		}
+		if tc.want && !m.mayMatch(stored, &buf) {
+			t.Errorf("%q in %q: stored bytes dropped", tc.query, tc.text)
+		}
+	}
+	if _, err := newMatcher("(", true); !IsQueryError(err) {
+		t.Fatalf("a bad regular expression: %v", err)
+	}
+}
+
+func TestInputText(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`{"file_path":"/a/b.go","limit":10}`, "/a/b.go"},
+		{`{"command":"ls\nwc -l","env":{"K":"v"},"args":["x",{"y":"z"}],"n":null,"ok":true}`, "ls\nwc -l\nv\nx\nz"},
+		{`["a","b"]`, "a\nb"},
+		{`not json`, "not json"},
+	} {
+		if got := inputText(json.RawMessage(tc.in)); got != tc.want {
+			t.Errorf("inputText(%s) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// clipAround keeps the match inside what it returns, at rune boundaries.
+func TestClipAround(t *testing.T) {
+	line := strings.Repeat("é", 300) + "NEEDLE" + strings.Repeat("ü", 300)
+	start := strings.Index(line, "NEEDLE")
+	got, s, e := clipAround(line, start, start+6)
+	if got[s:e] != "NEEDLE" || len(got) > 260 || !strings.HasPrefix(got, "é") {
+		t.Fatalf("clip %d bytes, match %q", len(got), got[s:e])
+	}
+}
+
+// BenchmarkMayMatch: the test before decoding on a 64 KiB read result (as
+// Claude Code's Read writes it, an arrow on every line), exact and ignoring
+// case. MB/s is of stored bytes.
+func BenchmarkMayMatch(b *testing.B) {
+	var text strings.Builder
+	for i := 0; text.Len() < 64<<10; i++ {
+		text.WriteString("    12→\tx := compute(\"/home/dev/proj08/pkg12/file12.go\", 12) // keep \"quotes\" and tabs\n")
+	}
+	stored := session.AppendJSONString(nil, text.String())
+	for _, query := range []string{"zq-no-such-text", "ZQ-No-Such"} {
+		b.Run(query, func(b *testing.B) {
+			m, err := newMatcher(query, false)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var buf []byte
+			b.SetBytes(int64(len(stored)))
+			for b.Loop() {
+				if m.mayMatch(stored, &buf) {
+					b.Fatal("matched")
+				}
+			}
+		})
+	}
+}

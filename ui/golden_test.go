@@ -229,6 +229,6 @@ func TestGoldenHelpScrollsAt60x20(t *testing.T) {
 	for range 30 {
 		s.press("j")
 	}
-	s.waitFrame("q          quit", "of 25)")
+	s.waitFrame("q          quit", "of 26)")
 	s.finish()
 }

@@ -187,6 +187,8 @@ func (m *Model) panesKey(msg tea.KeyMsg) tea.Cmd {
 		t.setHide(!t.hide)
 	case key.Matches(msg, k.Layout):
 		m.layout = m.nextLayout()
+	case key.Matches(msg, k.System):
+		t.toggleSystem()
 	case key.Matches(msg, k.Open):
 		// enter on the panes: nothing to open; keep it harmless.
 	}
@@ -272,7 +274,7 @@ func (m *Model) panesFullHelp() [][]key.Binding {
 	k := m.c.keys
 	return [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
-		{k.NextRedaction, k.PrevRedaction, k.Walk, k.FindHere, k.EndFind, k.Explain, k.HideUnchanged, k.Layout},
+		{k.NextRedaction, k.PrevRedaction, k.Walk, k.FindHere, k.EndFind, k.Explain, k.HideUnchanged, k.Layout, k.System},
 		{k.Model, k.Chat, k.Filter, k.Rename, k.Delete, k.NextFocus, k.PrevFocus, k.Help, k.Quit},
 	}
 }

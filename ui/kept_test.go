@@ -2,9 +2,12 @@ package ui
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/scrim-dev/scrim/runner"
 )
 
 // TestCountsKeptAcrossRestarts: the whole-session counts a TUI computed are
@@ -107,4 +110,45 @@ func TestCountStepsOutOfOrder(t *testing.T) {
 		one.unknown != many.unknown || one.sent != many.sent || len(one.chunks) != len(many.chunks) {
 		t.Fatalf("out of order: %d/%d redacted, %d/%d denied, %d/%d sent", len(many.redacted), len(one.redacted), len(many.denied), len(one.denied), many.sent, one.sent)
 	}
+}
+
+// TestSystemEntry: above message 1 the sent side shows what goes before the
+// history — the system prompt and the tools the active model's tier is
+// offered — as one line that p opens and closes.
+func TestSystemEntry(t *testing.T) {
+	st := openStore(t, t.TempDir())
+	bigSession(t, st, 3)
+	m := New(fixtureConfig(t, st, "demo/trusted"))
+	drive(m, m.Init()())
+	drive(m, tea.WindowSizeMsg{Width: 160, Height: 40})
+	drive(m, keys("g")...)
+	view := m.View()
+	if !strings.Contains(view, "▸ system prompt, tools: read, grep, glob") || strings.Contains(view, runner.DefaultSystem[:40]) {
+		t.Fatalf("closed entry:\n%s", view)
+	}
+	drive(m, keys("p")...)
+	view = flatView(m.View())
+	for _, want := range []string{"▾ sent before the history", runner.DefaultSystem[:40], "tool read:", "tool glob:"} {
+		if !strings.Contains(view, want) {
+			t.Fatalf("open entry lacks %q:\n%s", want, m.View())
+		}
+	}
+	drive(m, keys("p")...)
+	if strings.Contains(m.View(), "▾ sent before") {
+		t.Fatal("p does not close the entry")
+	}
+}
+
+// flatView joins the rows of a frame, so that text wrapped at a space is
+// found whole.
+func flatView(v string) string {
+	var parts []string
+	for _, line := range strings.Split(v, "\n") {
+		for _, cell := range strings.Split(line, "│") {
+			if c := strings.TrimSpace(cell); c != "" {
+				parts = append(parts, c)
+			}
+		}
+	}
+	return strings.Join(parts, " ")
 }

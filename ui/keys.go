@@ -16,7 +16,7 @@ type keyMap struct {
 	// moving
 	Up, Down, PageUp, PageDown, Top, Bottom key.Binding
 	// the stored | sent panes
-	NextRedaction, PrevRedaction, Walk, Explain, HideUnchanged, Layout key.Binding
+	NextRedaction, PrevRedaction, Walk, Explain, HideUnchanged, Layout, System key.Binding
 	// list and dialogs
 	Open, Choose, Close, Confirm, Refuse, Send key.Binding
 }
@@ -52,6 +52,7 @@ func newKeyMap() *keyMap {
 		Explain:       b([]string{"e"}, "e", "explain message"),
 		HideUnchanged: b([]string{"u"}, "u", "hide unchanged"),
 		Layout:        b([]string{"s"}, "s", "stored/sent/both"),
+		System:        b([]string{"p"}, "p", "system prompt & tools"),
 
 		Open:    b([]string{"enter"}, "enter", "open"),
 		Choose:  b([]string{"enter"}, "enter", "choose"),

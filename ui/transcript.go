@@ -11,7 +11,9 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/scrim-dev/scrim/redact"
+	"github.com/scrim-dev/scrim/runner"
 	"github.com/scrim-dev/scrim/session"
+	"github.com/scrim-dev/scrim/tools"
 )
 
 // paneLayout is which panes the transcript shows.
@@ -64,6 +66,8 @@ type transcript struct {
 	building    string // model a rebuild of the sent side is running for
 
 	width, height int // rows area, without the pane titles
+
+	systemOpen bool // the system entry above message 1 is open (p)
 
 	// mark draws the find's matches; markKey names the find, so rows
 	// rendered for another are drawn again.
@@ -217,7 +221,7 @@ func (t *transcript) rows(seq uint64) []string {
 		}
 		return []string{t.c.st.Dim.wrap(padTo("#"+strconv.FormatUint(seq, 10)+" loading…", t.width-1))}
 	}
-	key := rowKey{width: t.width, layout: t.layout, model: t.c.model, built: p.model == t.c.model, mark: t.markKey}
+	key := rowKey{width: t.width, layout: t.layout, model: t.c.model, built: p.model == t.c.model, mark: t.markKey, system: seq == 1 && t.systemOpen}
 	if e.rows == nil || e.key != key {
 		e.rows, e.key = t.render(e, key.built), key
 	}
@@ -289,7 +293,73 @@ func (t *transcript) render(e *entry, built bool) []string {
 		}
 		right = st.renderSide(v, e.seq, e.msg, rw, loc)
 	}
+	if e.seq == 1 {
+		left, right = t.withSystem(left, lw, right, rw)
+	}
 	return joinSides(st, left, lw, right, rw)
+}
+
+// withSystem puts the system entry above message 1: what the active model
+// is sent before the history (scrim's system prompt and the tools its tier
+// is offered), one line until p opens it. The stored side says it is not
+// stored.
+func (t *transcript) withSystem(left []line, lw int, right []line, rw int) ([]line, []line) {
+	st := t.c.st
+	tier, _ := t.c.pol.TierFor(t.c.model)
+	offered := tools.Offered(tier)
+	names := make([]string, len(offered))
+	for i, tool := range offered {
+		names[i] = tool.Name()
+	}
+	list := "no tools"
+	if len(names) > 0 {
+		list = "tools: " + strings.Join(names, ", ")
+	}
+	var segs []seg
+	if !t.systemOpen {
+		segs = []seg{{text: "▸ system prompt, " + list + " (p)", ink: st.Event}}
+	} else {
+		segs = []seg{{text: "▾ sent before the history · p closes", ink: st.Event}, {text: "\n"},
+			{text: "system: ", ink: st.Dim}, {text: runner.DefaultSystem}}
+		for _, tool := range offered {
+			desc, _, _ := strings.Cut(tool.Description(), "\n")
+			segs = append(segs, seg{text: "\n"}, seg{text: "tool " + tool.Name() + ": ", ink: st.Dim}, seg{text: desc})
+		}
+		if len(offered) == 0 {
+			segs = append(segs, seg{text: "\n"}, seg{text: "no tools: tier " + inertLine(tier.Label) + " is offered none", ink: st.Dim})
+		}
+	}
+	var sys []line
+	if rw > 0 {
+		sys = wrapSegs(segs, rw)
+	}
+	var note []line
+	if lw > 0 {
+		note = wrapSegs([]seg{{text: "· not stored: added when sent (p)", ink: st.Dim}}, lw)
+	}
+	n := max(len(sys), len(note))
+	pad := func(ls []line, w int) []line {
+		for len(ls) < n && w > 0 {
+			ls = append(ls, line{})
+		}
+		return ls
+	}
+	if lw > 0 {
+		left = append(pad(note, lw), left...)
+	}
+	if rw > 0 {
+		right = append(pad(sys, rw), right...)
+	}
+	return left, right
+}
+
+// toggleSystem opens or closes the system entry; the rows of message 1
+// change height, so the view is kept full.
+func (t *transcript) toggleSystem() {
+	t.systemOpen = !t.systemOpen
+	if !t.empty() {
+		t.clampEnd()
+	}
 }
 
 // joinSides puts the panes' lines side by side, padding the shorter one, so

@@ -35,7 +35,7 @@ type rowKey struct {
 	layout paneLayout
 	model  string
 	built  bool
-	system bool // the system entry above message 1 is open
+	system bool   // the system entry above message 1 is open
 	mark   string // the find whose matches are marked
 }
 

@@ -217,7 +217,7 @@ func demoAnswer(req ChatRequest) (string, *demoCall) {
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s here. I received %d messages (%s). ", model, len(req.Messages), roleCounts(roles))
+	fmt.Fprintf(&b, "%s here. I received %d %s (%s). ", model, len(req.Messages), plural(len(req.Messages), "message", "messages"), roleCounts(roles))
 	if parts == 0 {
 		b.WriteString("No part arrived as a placeholder.")
 	} else {

@@ -207,7 +207,7 @@ func TestDemoProviderThroughClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := resp.Content.Text(); !strings.HasPrefix(got, "demo/public here. I received 1 messages (1 user).") {
+	if got := resp.Content.Text(); !strings.HasPrefix(got, "demo/public here. I received 1 message (1 user).") {
 		t.Fatalf("generate: %q", got)
 	}
 	stream, err := lm.Stream(context.Background(), call)

@@ -205,7 +205,7 @@ func TestUntrustedTextIsInert(t *testing.T) {
 		}
 	}
 	// A file quoting a placeholder is not a placeholder: nothing is redacted.
-	if !strings.Contains(m.statusLine(), "0 of 1 messages redacted") {
+	if !strings.Contains(m.statusLine(), "0 of 1 message redacted") {
 		t.Fatalf("status %q", m.statusLine())
 	}
 }

@@ -257,7 +257,7 @@ func (m *Model) statusLine() string {
 		}
 		parts = append(parts, s)
 	} else {
-		s := fmt.Sprintf("%d of %d messages redacted · %s denied", len(c.redacted), t.count, plural(len(c.denied), "path", "paths"))
+		s := fmt.Sprintf("%d of %s redacted · %s denied", len(c.redacted), plural(int(t.count), "message", "messages"), plural(len(c.denied), "path", "paths"))
 		// Only when there are any: a narrow status line has no room to spare.
 		if c.derived > 0 {
 			s += fmt.Sprintf(" · %d derived", c.derived)

@@ -168,7 +168,7 @@ func (d *exportDoc) summary() []string {
 	r := d.Report
 	lines := []string{
 		fmt.Sprintf("Redacted for model %s: trust tier %s (label %q), exactly as scrim redact shows it.", d.Model, r.Tier.Name, r.Tier.Label),
-		fmt.Sprintf("Sent: %d of %d stored messages (%d events left out: never sent).", r.Messages, d.Stored, r.Events),
+		fmt.Sprintf("Sent: %d of %s (%s left out: never sent).", r.Messages, plural(d.Stored, "stored message", "stored messages"), plural(r.Events, "event", "events")),
 		fmt.Sprintf("Filtered: %s in %s; %s and %s inside parts.",
 			plural(r.RedactedParts, "part", "parts"), plural(r.RedactedMessages, "message", "messages"),
 			plural(r.Derived, "derived span", "derived spans"), plural(r.Secrets, "credential", "credentials")),

@@ -164,8 +164,10 @@ func (a *app) runImport(agent string, paths []string, verbose bool) error {
 		return one
 	}
 	if len(files) > 1 {
-		fmt.Fprintf(a.stdout, "%d files: %d messages, %d tool results tagged, %d unknown-source results, %d skipped lines\n",
-			len(files)-failed, total.Messages, total.Tagged, total.Unknown, total.Skipped)
+		fmt.Fprintf(a.stdout, "%s: %s, %s tagged, %s, %s\n",
+			plural(len(files)-failed, "file", "files"), plural(total.Messages, "message", "messages"),
+			plural(total.Tagged, "tool result", "tool results"), plural(total.Unknown, "unknown-source result", "unknown-source results"),
+			plural(total.Skipped, "skipped line", "skipped lines"))
 	}
 	if failed > 0 {
 		return fmt.Errorf("%d of %d files could not be imported (see above); fix or remove them and import again", failed, len(files))

@@ -59,7 +59,7 @@ func TestImportCommandSummaryAndIdempotency(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	want := regexp.MustCompile(`^` + regexp.QuoteMeta(abs) + `: 23 messages, 6 tool results tagged, 5 unknown-source results, 2 skipped lines, 1 subagent sessions → session [0-9a-f]{16}\n$`)
+	want := regexp.MustCompile(`^` + regexp.QuoteMeta(abs) + `: 23 messages, 6 tool results tagged, 5 unknown-source results, 2 skipped lines, 1 subagent session → session [0-9a-f]{16}\n$`)
 	if !want.MatchString(out) {
 		t.Errorf("summary %q", out)
 	}
@@ -92,7 +92,7 @@ func TestImportDefaultFolders(t *testing.T) {
 	os.Remove(filepath.Join(day, "symlinks.jsonl"))
 	store := t.TempDir()
 	out, stderr, code := scrim(t, "", "import", "claude", "--store", store)
-	if code != 0 || strings.Count(out, "\n") != 4 || !strings.Contains(out, "3 files: 10 messages, 2 tool results tagged, 1 unknown-source results, 0 skipped lines") {
+	if code != 0 || strings.Count(out, "\n") != 4 || !strings.Contains(out, "3 files: 10 messages, 2 tool results tagged, 1 unknown-source result, 0 skipped lines") {
 		t.Errorf("claude: exit %d %q %s", code, out, stderr)
 	}
 	out, stderr, code = scrim(t, "", "import", "codex", "--store", store)

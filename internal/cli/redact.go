@@ -160,7 +160,7 @@ func writeRedactText(w io.Writer, req runner.Request, per []redact.MessageReport
 	for i := range req.History {
 		writeRedactMessage(w, &req.History[i])
 	}
-	fmt.Fprintf(w, "\nReport: %d of %d stored messages sent (%d events left out: never sent)\n", rep.Messages, stored, rep.Events)
+	fmt.Fprintf(w, "\nReport: %d of %s sent (%s left out: never sent)\n", rep.Messages, plural(stored, "stored message", "stored messages"), plural(rep.Events, "event", "events"))
 	fmt.Fprintf(w, "  filtered: %s in %s", plural(rep.RedactedParts, "part", "parts"), plural(rep.RedactedMessages, "message", "messages"))
 	if spans := rep.Derived + rep.Secrets; spans > 0 {
 		fmt.Fprintf(w, ", and %s inside parts", plural(spans, "span", "spans"))
@@ -186,9 +186,9 @@ func writeRedactText(w io.Writer, req runner.Request, per []redact.MessageReport
 		fmt.Fprintf(w, "    %s  — %s\n", termsafe.Inert(d.Path), termsafe.Inert(rule))
 	}
 	writeSpanReport(w, req)
-	fmt.Fprintf(w, "  unknown source: %d tool results whose source is not (fully) known (scripts, the web, tools scrim does not know): sent unchecked\n", rep.UnknownSource)
+	fmt.Fprintf(w, "  unknown source: %s whose source is not (fully) known (scripts, the web, tools scrim does not know): sent unchecked\n", plural(rep.UnknownSource, "tool result", "tool results"))
 	if rep.Withheld > 0 {
-		fmt.Fprintf(w, "  withheld: %d results of unknown source (tier %s accepts only content whose source is known)\n", rep.Withheld, termsafe.Inert(rep.Tier.Name))
+		fmt.Fprintf(w, "  withheld: %s of unknown source (tier %s accepts only content whose source is known)\n", plural(rep.Withheld, "result", "results"), termsafe.Inert(rep.Tier.Name))
 	}
 	if len(per) == 0 {
 		return

@@ -323,7 +323,7 @@ func TestShellReadsImportRedacted(t *testing.T) {
 			if code != exitOK {
 				t.Fatalf("import: exit %d: %s %s", code, out, stderr)
 			}
-			if strings.Contains(out, " 0 messages") || strings.Contains(out, "skipped lines") && !strings.Contains(out, " 0 skipped lines") {
+			if strings.Contains(out, " 0 messages") || strings.Contains(out, "skipped line") && !strings.Contains(out, " 0 skipped lines") {
 				t.Fatalf("import: %s", out)
 			}
 			id := importedSession(t, f.store, file)

@@ -102,10 +102,11 @@ func (r Result) String() string {
 	case r.Replaced:
 		b.WriteString("changed or deleted since the last import, re-imported: ")
 	}
-	fmt.Fprintf(&b, "%d messages, %d tool results tagged, %d unknown-source results, %d skipped lines",
-		r.Messages, r.Tagged, r.Unknown, r.Skipped)
+	fmt.Fprintf(&b, "%s, %s tagged, %s, %s",
+		plural(uint64(r.Messages), "message", "messages"), plural(uint64(r.Tagged), "tool result", "tool results"),
+		plural(uint64(r.Unknown), "unknown-source result", "unknown-source results"), plural(uint64(r.Skipped), "skipped line", "skipped lines"))
 	if r.Subsessions > 0 {
-		fmt.Fprintf(&b, ", %d subagent sessions", r.Subsessions)
+		fmt.Fprintf(&b, ", %s", plural(uint64(r.Subsessions), "subagent session", "subagent sessions"))
 	}
 	if r.SessionID != "" {
 		fmt.Fprintf(&b, " → session %s", r.SessionID)

@@ -148,7 +148,7 @@ func TestMalformedToolUseResultSkipped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Skipped != 1 || res.Messages != 3 || !strings.Contains(res.String(), "3 messages, 0 tool results tagged, 0 unknown-source results, 1 skipped lines") {
+	if res.Skipped != 1 || res.Messages != 3 || !strings.Contains(res.String(), "3 messages, 0 tool results tagged, 0 unknown-source results, 1 skipped line") {
 		t.Fatalf("%s", res)
 	}
 	msgs, _, _ := st.Messages(res.SessionID)

@@ -90,7 +90,7 @@ func TestDatabase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := db + ": 11 messages, 3 tool results tagged, 3 unknown-source results, 0 skipped lines, 1 subagent sessions → 2 sessions"
+	want := db + ": 11 messages, 3 tool results tagged, 3 unknown-source results, 0 skipped lines, 1 subagent session → 2 sessions"
 	if res.String() != want {
 		t.Errorf("summary\n got  %s\n want %s", res, want)
 	}

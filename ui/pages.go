@@ -423,6 +423,7 @@ func (t *transcript) addPage(pm pageMsg) tea.Cmd {
 		return t.fail(pm.idx, "", pm.err)
 	}
 	var cmd tea.Cmd
+	shown := t.onScreen(t.sel)
 	if pm.buildErr != nil {
 		// The stored side is shown; the sent side waits for a rebuild.
 		t.pages[pm.idx] = newPage(pm.idx, t.count, pm.msgs, nil, "")
@@ -431,10 +432,14 @@ func (t *transcript) addPage(pm pageMsg) tea.Cmd {
 		t.succeed(pm.idx)
 		t.pages[pm.idx] = newPage(pm.idx, t.count, pm.msgs, pm.hist, pm.model)
 	}
-	if t.follow {
+	switch {
+	case t.follow:
 		t.end()
+	case shown:
+		t.reveal(t.sel) // the rows that came may be taller than "loading…"
+	default:
+		t.clampEnd()
 	}
-	t.clampEnd()
 	return cmd
 }
 
@@ -474,6 +479,7 @@ func (t *transcript) applyRebuild(rm rebuildMsg) tea.Cmd {
 	// (pages shown while the session's fingerprints were gathered had none).
 	last, _ := t.last()
 	atEnd := t.sel != 0 && t.sel == last
+	shown := t.onScreen(t.sel)
 	for idx, hist := range rm.hists {
 		if p := t.pages[idx]; p != nil {
 			p.setSent(hist, rm.model)
@@ -486,10 +492,24 @@ func (t *transcript) applyRebuild(rm rebuildMsg) tea.Cmd {
 			cmds = append(cmds, t.fail(idx, rm.model, err))
 		}
 	}
-	if atEnd {
+	switch {
+	case atEnd:
 		t.end()
-	} else {
+	case shown:
+		// The current message was on screen: it stays there, however
+		// much the rows above it grew.
+		t.reveal(t.sel)
+	default:
 		t.clampEnd()
 	}
 	return tea.Batch(cmds...)
+}
+
+// onScreen reports whether message seq starts on the screen.
+func (t *transcript) onScreen(seq uint64) bool {
+	if seq == 0 || t.empty() {
+		return false
+	}
+	pos, ok := t.relPos(seq)
+	return ok && pos >= 0 && pos < t.height
 }

@@ -280,13 +280,14 @@ type DerivedBuilder struct {
 	cands candidates
 	order int64
 	stale bool
+	memo  *memo // each path is decided once for all the pieces
 }
 
 // NewDerivedBuilder starts gathering for model's tier. For a tier without
 // derived = "redact" it gathers nothing and Done returns nil.
 func NewDerivedBuilder(model string, p *policy.Policy) *DerivedBuilder {
 	tier, _ := p.TierFor(model)
-	b := &DerivedBuilder{model: model, p: p, on: tier.RedactsDerived()}
+	b := &DerivedBuilder{model: model, p: p, on: tier.RedactsDerived(), memo: &memo{}}
 	if tier != nil {
 		b.label = tier.Label
 	}
@@ -298,7 +299,7 @@ func (b *DerivedBuilder) Add(msgs []session.Message) {
 	if !b.on || len(msgs) == 0 {
 		return
 	}
-	gs := gatherAll(msgs, b.model, b.p)
+	gs := gatherAll(msgs, b.model, b.p, b.memo)
 	added := false
 	for _, g := range gs {
 		for _, w := range g.withheld {
@@ -321,7 +322,7 @@ func (b *DerivedBuilder) Recheck(msgs []session.Message, last bool) {
 	if !b.on || len(msgs) == 0 {
 		return
 	}
-	b.cands.check(allowedOf(gatherAll(msgs, b.model, b.p)))
+	b.cands.check(allowedOf(gatherAll(msgs, b.model, b.p, b.memo)))
 	if last {
 		b.stale = false
 	}

@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"io"
 	"os"
 
@@ -61,24 +62,64 @@ func streamRedacted(st *session.Store, pol *policy.Policy, h session.Header, mod
 
 // readBatches streams session h, messages 1 to h.Count, to fn in batches of
 // redactBatch (the last one shorter, perhaps empty; last says which it is).
-// fn must not keep a batch: its room is reused for the next.
+// The next batch is read and decoded on another goroutine while fn handles
+// one: the two take about as long, and there are two cores. fn must not
+// keep a batch: its room is reused.
 func readBatches(st *session.Store, h session.Header, fn func(b []session.Message, last bool) error) ([]session.DecodeError, error) {
-	batch := make([]session.Message, 0, min(h.Count, redactBatch))
-	bad, err := st.Scan(h.ID, 1, h.Count, func(m *session.Message) error {
-		batch = append(batch, *m)
-		if len(batch) < redactBatch {
+	type batch struct {
+		msgs []session.Message
+		last bool
+	}
+	const rooms = 3 // one read into, one waiting, one handled
+	full := make(chan batch, 1)
+	free := make(chan []session.Message, rooms)
+	for range rooms {
+		free <- nil
+	}
+	stop := make(chan struct{})
+	var bad []session.DecodeError
+	var scanErr error
+	go func() {
+		defer close(full)
+		cur := <-free
+		bad, scanErr = st.Scan(h.ID, 1, h.Count, func(m *session.Message) error {
+			if cur == nil {
+				cur = make([]session.Message, 0, min(h.Count, redactBatch))
+			}
+			cur = append(cur, *m)
+			if len(cur) < redactBatch {
+				return nil
+			}
+			select {
+			case full <- batch{cur, false}:
+			case <-stop:
+				return errStopped
+			}
+			cur = <-free // there is always one: fn's, once it is done
 			return nil
+		})
+		if scanErr == nil {
+			full <- batch{cur, true}
 		}
-		err := fn(batch, false)
-		clear(batch) // nothing of the batch outlives it
-		batch = batch[:0]
-		return err
-	})
+	}()
+	var err error
+	for b := range full {
+		if err == nil {
+			if err = fn(b.msgs, b.last); err != nil {
+				close(stop)
+			}
+		}
+		clear(b.msgs) // nothing of the batch outlives it
+		free <- b.msgs[:0]
+	}
 	if err != nil {
 		return bad, err
 	}
-	return bad, fn(batch, true)
+	return bad, scanErr
 }
+
+// errStopped ends a read whose batches are no longer wanted.
+var errStopped = errors.New("stopped")
 
 // spool holds what a streaming command writes only at its end, after
 // figures known only then: in memory up to spoolMemory, then in a temporary

@@ -280,14 +280,18 @@ type DerivedBuilder struct {
 	cands candidates
 	order int64
 	stale bool
-	memo  *memo // each path is decided once for all the pieces
+	// memo, when a Stream gathers, decides each path once for all the
+	// pieces and for the Stream's redaction after them. The TUI's
+	// builders live as long as the program, while files may change, so
+	// they decide afresh for each piece.
+	memo *memo
 }
 
 // NewDerivedBuilder starts gathering for model's tier. For a tier without
 // derived = "redact" it gathers nothing and Done returns nil.
 func NewDerivedBuilder(model string, p *policy.Policy) *DerivedBuilder {
 	tier, _ := p.TierFor(model)
-	b := &DerivedBuilder{model: model, p: p, on: tier.RedactsDerived(), memo: &memo{}}
+	b := &DerivedBuilder{model: model, p: p, on: tier.RedactsDerived()}
 	if tier != nil {
 		b.label = tier.Label
 	}

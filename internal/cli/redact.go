@@ -37,6 +37,14 @@ func newRedactCmd(a *app) *cobra.Command {
 			if model == "" {
 				return usageError("scrim redact needs --model M, the model to preview (e.g. --model anthropic/claude-sonnet-4-5)")
 			}
+			if format != "request" {
+				// Collect garbage sooner, as show does: opening the
+				// store checks every table, and each batch is decoded,
+				// redacted and encoded into short-lived copies. (The
+				// request is built whole: there, collecting four times
+				// as often would only mark its heap four times as often.)
+				defer debug.SetGCPercent(debug.SetGCPercent(25))
+			}
 			st, h, err := a.resolve(args[0])
 			if err != nil {
 				return err
@@ -48,9 +56,6 @@ func newRedactCmd(a *app) *cobra.Command {
 			if format == "request" {
 				return a.printRequest(cmd.Context(), st, pol, h.ID, model)
 			}
-			// Collect garbage sooner, as show does: each batch is decoded,
-			// redacted and encoded into short-lived copies.
-			defer debug.SetGCPercent(debug.SetGCPercent(25))
 			w := bufio.NewWriterSize(a.stdout, 64<<10)
 			var bad []session.DecodeError
 			if format == "json" {

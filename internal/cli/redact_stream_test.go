@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -47,7 +46,10 @@ const (
 // distinctive, so never redacted: the gathering pass must be read again), a
 // line only that read has, quoted after it (derived), a credential and a
 // model switch.
-func writeStreamSession(tb testing.TB, dir string, n int) string {
+//
+// With short, the other messages are a few bytes each, so that batches end
+// at redactBatch messages rather than at redactBytes of text.
+func writeStreamSession(tb testing.TB, dir string, n int, short bool) string {
 	tb.Helper()
 	st, err := session.Open(dir)
 	if err != nil {
@@ -76,7 +78,11 @@ func writeStreamSession(tb testing.TB, dir string, n int) string {
 	r := rand.New(rand.NewPCG(uint64(n), 7))
 	for i := range n {
 		m := crafted[i]
-		if m == nil {
+		switch {
+		case m != nil:
+		case short:
+			m = &session.Message{Role: session.RoleUser, Parts: []session.Part{{Kind: session.PartText, Text: fmt.Sprint("ok ", i)}}}
+		default:
 			m = bigMessage(r, i)
 		}
 		m.CreatedAt = at.Add(time.Duration(i) * time.Second)
@@ -169,8 +175,9 @@ func wholeRedactJSON(t *testing.T, w io.Writer, req runner.Request, per []redact
 // TestRedactMatchesWholeSession: redact streams a session in batches and
 // writes, byte for byte, what redacting it whole wrote, in JSON and in text,
 // for a tier that filters paths, one that also redacts derived content and
-// credentials, and one that withholds content of unknown source; for
-// sessions shorter than a batch, of exactly one, and across three.
+// credentials, and one that withholds content of unknown source; for a
+// session shorter than a batch and for ones across many, cut by size and by
+// count.
 func TestRedactMatchesWholeSession(t *testing.T) {
 	t.Parallel()
 	isolate(t)
@@ -178,14 +185,17 @@ func TestRedactMatchesWholeSession(t *testing.T) {
 	if err := os.WriteFile(pol, []byte(streamPolicy), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, n := range []int{41, redactBatch, 2*redactBatch + 900} {
-		t.Run(strconv.Itoa(n), func(t *testing.T) {
+	for _, tc := range []struct {
+		n     int
+		short bool
+	}{{41, false}, {9092, false}, {2*redactBatch + 900, true}} {
+		t.Run(fmt.Sprint(tc.n, tc.short), func(t *testing.T) {
 			t.Parallel()
-			if testing.Short() && n > 100 {
+			if testing.Short() && tc.n > 100 {
 				t.Skip("a big session")
 			}
 			dir := filepath.Join(t.TempDir(), "store")
-			id := writeStreamSession(t, dir, n)
+			id := writeStreamSession(t, dir, tc.n, tc.short)
 			for _, model := range []string{"paths/x", "anthropic/x", "strict/x"} {
 				for _, format := range []string{"json", "text"} {
 					out, errOut, code := scrim(t, "", "--store", dir, "--policy", pol, "redact", id, "--model", model, "--format", format)

@@ -285,6 +285,10 @@ type DerivedBuilder struct {
 	// builders live as long as the program, while files may change, so
 	// they decide afresh for each piece.
 	memo *memo
+	// late leaves every check to Recheck: a Stream reads the whole
+	// session again anyway once a fingerprint turns up after its first
+	// batch, so checking each batch as it is added would check it twice.
+	late bool
 }
 
 // NewDerivedBuilder starts gathering for model's tier. For a tier without
@@ -310,8 +314,10 @@ func (b *DerivedBuilder) Add(msgs []session.Message) {
 			added = b.cands.add(w.text, w.path, b.order+w.order) || added
 		}
 	}
-	b.stale = b.stale || added && b.order > 0
-	b.cands.check(allowedOf(gs))
+	b.stale = b.stale || added && (b.order > 0 || b.late)
+	if !b.late {
+		b.cands.check(allowedOf(gs))
+	}
 	b.order += int64(len(msgs)) << 16
 }
 

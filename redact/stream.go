@@ -16,8 +16,8 @@ import (
 // for a tier with derived = "redact", the fingerprints of everything the
 // tier withholds of the session. Those must be gathered before the first
 // batch is redacted: a first pass hands every batch to Gather, then, if
-// Stale says so, a second hands every batch to Recheck; only then does Next
-// take the batches. What is kept is bounded by the session's distinct paths
+// Stale says so (there are fingerprints to check), a second hands every
+// batch to Recheck; only then does Next take the batches. What is kept is bounded by the session's distinct paths
 // and by its withheld content, not by its length.
 //
 // A Stream is for one session and model, and not safe for concurrent use.
@@ -42,7 +42,7 @@ func NewStream(model string, p *policy.Policy) *Stream {
 		spans: spanTally{from: map[string]int{}, rules: map[string]int{}}}
 	if tier.RedactsDerived() {
 		s.gather = NewDerivedBuilder(model, p)
-		s.gather.memo = s.memo
+		s.gather.memo, s.gather.late = s.memo, true
 	}
 	s.rep = Report{Tier: Tier{Name: tier.Name, Label: tier.Label}, DeniedPaths: []DeniedPath{}}
 	return s
@@ -60,8 +60,9 @@ func (s *Stream) Gather(msgs []session.Message) {
 }
 
 // Stale reports whether the batches must be read again, through Recheck,
-// before Next: fingerprints turned up after content they were not checked
-// against (see DerivedBuilder).
+// before Next: Gather only gathers fingerprints, and once there are any,
+// each must be checked against all content the tier may read (a
+// fingerprint found there too is not distinctive).
 func (s *Stream) Stale() bool { return s.gather != nil && s.gather.Stale() }
 
 // Recheck checks msgs, the session's next batch read again from its start,

@@ -33,9 +33,10 @@ const (
 // read, and the records that could not be decoded (left out, as the store
 // leaves them out of a whole load).
 //
-// For a tier with derived = "redact", the session is read once before (twice
-// when fingerprints turn up after content they must be checked against) to
-// gather what the tier withholds of all of it; for secrets = "redact", each
+// For a tier with derived = "redact", the session is read twice before:
+// once to gather the fingerprints of what the tier withholds of all of it,
+// once more, if there are any, to check them against all content the tier
+// may read; for secrets = "redact", each
 // batch's credentials come from the store (secrets.Lookup), scanned and
 // kept there where they are not. Each pass reads the session up to the
 // message count h had when the command started: a message appended

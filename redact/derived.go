@@ -289,13 +289,14 @@ type DerivedBuilder struct {
 	// session again anyway once a fingerprint turns up after its first
 	// batch, so checking each batch as it is added would check it twice.
 	late bool
+	l    layout // how each piece is shared out across cores
 }
 
 // NewDerivedBuilder starts gathering for model's tier. For a tier without
 // derived = "redact" it gathers nothing and Done returns nil.
 func NewDerivedBuilder(model string, p *policy.Policy) *DerivedBuilder {
 	tier, _ := p.TierFor(model)
-	b := &DerivedBuilder{model: model, p: p, on: tier.RedactsDerived()}
+	b := &DerivedBuilder{model: model, p: p, on: tier.RedactsDerived(), l: defaultLayout}
 	if tier != nil {
 		b.label = tier.Label
 	}
@@ -307,7 +308,7 @@ func (b *DerivedBuilder) Add(msgs []session.Message) {
 	if !b.on || len(msgs) == 0 {
 		return
 	}
-	gs := gatherAll(msgs, b.model, b.p, b.memo)
+	gs := gatherAll(msgs, b.model, b.p, b.memo, b.l)
 	added := false
 	for _, g := range gs {
 		for _, w := range g.withheld {
@@ -332,7 +333,7 @@ func (b *DerivedBuilder) Recheck(msgs []session.Message, last bool) {
 	if !b.on || len(msgs) == 0 {
 		return
 	}
-	b.cands.check(allowedOf(gatherAll(msgs, b.model, b.p, b.memo)))
+	b.cands.check(allowedOf(gatherAll(msgs, b.model, b.p, b.memo, b.l)))
 	if last {
 		b.stale = false
 	}

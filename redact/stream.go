@@ -42,7 +42,7 @@ func NewStream(model string, p *policy.Policy) *Stream {
 		spans: spanTally{from: map[string]int{}, rules: map[string]int{}}}
 	if tier.RedactsDerived() {
 		s.gather = NewDerivedBuilder(model, p)
-		s.gather.memo, s.gather.late = s.memo, true
+		s.gather.memo, s.gather.late, s.gather.l = s.memo, true, streamLayout
 	}
 	s.rep = Report{Tier: Tier{Name: tier.Name, Label: tier.Label}, DeniedPaths: []DeniedPath{}}
 	return s
@@ -89,7 +89,7 @@ func (s *Stream) Next(msgs []session.Message, findings func(m *session.Message) 
 			s.derived = s.gather.Done()
 		}
 	}
-	out, rep := HistoryWith(msgs, s.model, s.p, Context{Derived: s.derived, Findings: findings, memo: s.memo, whole: true})
+	out, rep, _ := history(msgs, s.model, s.p, Context{Derived: s.derived, Findings: findings, memo: s.memo, whole: true}, streamLayout, false)
 	s.add(&rep)
 	return out
 }

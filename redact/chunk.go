@@ -24,6 +24,12 @@ type layout struct {
 // blocks of 64, 256, 2,048 and 4,096: none was faster.)
 var defaultLayout = layout{chunkMin: 2048, block: 1024}
 
+// streamLayout shares a Stream's batches out from 128 messages a core: they
+// are a few hundred messages each (scrim redact ends them at 256 KiB of
+// text), and with the default layout the derived filter, most of the time
+// of a preview with derived = "redact", ran on one core for every batch.
+var streamLayout = layout{chunkMin: 128, block: 128}
+
 // split cuts msgs into at most one chunk per core (eight at most), each of at
 // least chunkMin messages; there is always at least one chunk.
 func (l layout) split(msgs []session.Message) []*chunk {

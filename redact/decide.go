@@ -23,6 +23,21 @@ type decisions struct {
 	set      pathSet      // every distinct path of the history, once the chunks are merged
 	verdicts []verdict    // sized when deciding starts
 	next     atomic.Int64 // the next span to take
+	// memo, for a session redacted in batches, holds what earlier
+	// batches decided; todo then lists the indexes of the paths it does
+	// not know, the only ones decided.
+	memo *memo
+	todo []int32
+}
+
+// memo keeps the decisions of one tier across the batches of a session
+// (Stream), so that each distinct path is decided once for the whole
+// session, as History decides it once for a whole slice. The policy's batch
+// is kept too: folders resolved for one batch are resolved for the next.
+// Not safe for concurrent use: batches are redacted one after another.
+type memo struct {
+	batch    *policy.Batch
+	verdicts map[string]verdict
 }
 
 // verdict is a decision and, for a denied path, its placeholder text (built
@@ -34,7 +49,21 @@ type verdict struct {
 }
 
 func newDecisions(p *policy.Policy, t *policy.Tier) *decisions {
-	d := &decisions{p: p, tier: t, batch: p.NewBatch(t)}
+	return newDecisionsWith(p, t, nil)
+}
+
+// newDecisionsWith is newDecisions that asks m first, if not nil, and
+// tells it what it decides.
+func newDecisionsWith(p *policy.Policy, t *policy.Tier, m *memo) *decisions {
+	d := &decisions{p: p, tier: t, memo: m}
+	if m != nil {
+		if m.batch == nil {
+			m.batch, m.verdicts = p.NewBatch(t), map[string]verdict{}
+		}
+		d.batch = m.batch
+	} else {
+		d.batch = p.NewBatch(t)
+	}
 	if t != nil {
 		d.withheld = Withheld(t.Label)
 	}
@@ -58,22 +87,53 @@ func (d *decisions) merge(c *chunk) {
 // decideSpans decides spans of paths until none is left. Every goroutine of
 // the call runs it, once every chunk is merged and start has been called.
 func (d *decisions) decideSpans() {
+	n := len(d.set.paths)
+	if d.memo != nil {
+		n = len(d.todo)
+	}
 	for {
 		lo := int(d.next.Add(1)-1) * spanSize
-		if lo >= len(d.set.paths) {
+		if lo >= n {
 			return
 		}
-		for i := lo; i < min(lo+spanSize, len(d.set.paths)); i++ {
-			d.verdicts[i] = d.decide(d.set.paths[i])
+		for i := lo; i < min(lo+spanSize, n); i++ {
+			k := i
+			if d.memo != nil {
+				k = int(d.todo[i])
+			}
+			d.verdicts[k] = d.decide(d.set.paths[k])
 		}
 	}
 }
 
-// start readies the verdicts once every chunk is merged, and tells the batch
-// which paths are coming.
+// start readies the verdicts once every chunk is merged, takes those the
+// memo knows, and tells the batch which paths are coming.
 func (d *decisions) start() {
 	d.verdicts = make([]verdict, len(d.set.paths))
-	d.batch.Expect(d.set.paths)
+	if d.memo == nil {
+		d.batch.Expect(d.set.paths)
+		return
+	}
+	var expect []string
+	for i, path := range d.set.paths {
+		if v, ok := d.memo.verdicts[path]; ok {
+			d.verdicts[i] = v
+			continue
+		}
+		d.todo = append(d.todo, int32(i))
+		expect = append(expect, path)
+	}
+	d.batch.Expect(expect)
+}
+
+// remember tells the memo, if any, what was decided, once every span is.
+func (d *decisions) remember() {
+	if d.memo == nil {
+		return
+	}
+	for _, k := range d.todo {
+		d.memo.verdicts[d.set.paths[k]] = d.verdicts[k]
+	}
 }
 
 // allowed reports whether the path with index k may be read; -1, no path,

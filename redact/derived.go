@@ -280,13 +280,23 @@ type DerivedBuilder struct {
 	cands candidates
 	order int64
 	stale bool
+	// memo, when a Stream gathers, decides each path once for all the
+	// pieces and for the Stream's redaction after them. The TUI's
+	// builders live as long as the program, while files may change, so
+	// they decide afresh for each piece.
+	memo *memo
+	// late leaves every check to Recheck: a Stream reads the whole
+	// session again anyway once a fingerprint turns up after its first
+	// batch, so checking each batch as it is added would check it twice.
+	late bool
+	l    layout // how each piece is shared out across cores
 }
 
 // NewDerivedBuilder starts gathering for model's tier. For a tier without
 // derived = "redact" it gathers nothing and Done returns nil.
 func NewDerivedBuilder(model string, p *policy.Policy) *DerivedBuilder {
 	tier, _ := p.TierFor(model)
-	b := &DerivedBuilder{model: model, p: p, on: tier.RedactsDerived()}
+	b := &DerivedBuilder{model: model, p: p, on: tier.RedactsDerived(), l: defaultLayout}
 	if tier != nil {
 		b.label = tier.Label
 	}
@@ -298,15 +308,17 @@ func (b *DerivedBuilder) Add(msgs []session.Message) {
 	if !b.on || len(msgs) == 0 {
 		return
 	}
-	gs := gatherAll(msgs, b.model, b.p)
+	gs := gatherAll(msgs, b.model, b.p, b.memo, b.l)
 	added := false
 	for _, g := range gs {
 		for _, w := range g.withheld {
 			added = b.cands.add(w.text, w.path, b.order+w.order) || added
 		}
 	}
-	b.stale = b.stale || added && b.order > 0
-	b.cands.check(allowedOf(gs))
+	b.stale = b.stale || added && (b.order > 0 || b.late)
+	if !b.late {
+		b.cands.check(allowedOf(gs))
+	}
 	b.order += int64(len(msgs)) << 16
 }
 
@@ -321,7 +333,7 @@ func (b *DerivedBuilder) Recheck(msgs []session.Message, last bool) {
 	if !b.on || len(msgs) == 0 {
 		return
 	}
-	b.cands.check(allowedOf(gatherAll(msgs, b.model, b.p)))
+	b.cands.check(allowedOf(gatherAll(msgs, b.model, b.p, b.memo, b.l)))
 	if last {
 		b.stale = false
 	}

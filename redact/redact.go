@@ -107,6 +107,11 @@ type Context struct {
 	// keeps them in the store); nil scans each message that a tier with
 	// secrets = "redact" needs.
 	Findings func(m *session.Message) []secrets.Finding
+
+	// For a Stream's batches: the decisions of the batches before, and
+	// that Derived is the whole session's even when nil (no fingerprint).
+	memo  *memo
+	whole bool
 }
 
 // HistoryWith is History with what ctx supplies.
@@ -119,8 +124,8 @@ func HistoryWith(msgs []session.Message, model string, p *policy.Policy, ctx Con
 // gather what derived redaction needs (DerivedBuilder).
 func history(msgs []session.Message, model string, p *policy.Policy, ctx Context, l layout, gatherOnly bool) ([]session.Message, Report, []*gathered) {
 	tier, _ := p.TierFor(model)
-	dec := newDecisions(p, tier)
-	gathering := gatherOnly || tier.RedactsDerived() && ctx.Derived == nil
+	dec := newDecisionsWith(p, tier, ctx.memo)
+	gathering := gatherOnly || tier.RedactsDerived() && ctx.Derived == nil && !ctx.whole
 	chunks := l.split(msgs)
 	for _, c := range chunks {
 		c.withhold = tier.WithholdsUnknown()
@@ -140,6 +145,7 @@ func history(msgs []session.Message, model string, p *policy.Policy, ctx Context
 		c.globalize()
 		dec.decideSpans()
 	})
+	dec.remember()
 	out := make([]session.Message, n)
 	bs := newBlocks(chunks)
 	each(chunks, func(own *chunk) {
@@ -162,7 +168,7 @@ func history(msgs []session.Message, model string, p *policy.Policy, ctx Context
 		f := &filterer{label: tier.Label, secrets: tier.RedactsSecrets(), findings: ctx.Findings}
 		if tier.RedactsDerived() {
 			f.derived = ctx.Derived
-			if f.derived == nil {
+			if f.derived == nil && !ctx.whole {
 				f.derived = derivedOf(gs, tier.Label)
 			}
 		}

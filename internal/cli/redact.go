@@ -2,10 +2,12 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -35,11 +37,15 @@ func newRedactCmd(a *app) *cobra.Command {
 			if model == "" {
 				return usageError("scrim redact needs --model M, the model to preview (e.g. --model anthropic/claude-sonnet-4-5)")
 			}
-			st, err := a.Store()
-			if err != nil {
-				return err
+			if format != "request" {
+				// Collect garbage sooner, as show does: opening the
+				// store checks every table, and each batch is decoded,
+				// redacted and encoded into short-lived copies. (The
+				// request is built whole: there, collecting four times
+				// as often would only mark its heap four times as often.)
+				defer debug.SetGCPercent(debug.SetGCPercent(25))
 			}
-			id, err := st.Resolve(args[0])
+			st, h, err := a.resolve(args[0])
 			if err != nil {
 				return err
 			}
@@ -48,17 +54,18 @@ func newRedactCmd(a *app) *cobra.Command {
 				return err
 			}
 			if format == "request" {
-				return a.printRequest(cmd.Context(), st, pol, id, model)
-			}
-			req, per, stored, err := a.redacted(st, pol, id, model)
-			if err != nil {
-				return err
+				return a.printRequest(cmd.Context(), st, pol, h.ID, model)
 			}
 			w := bufio.NewWriterSize(a.stdout, 64<<10)
+			var bad []session.DecodeError
 			if format == "json" {
-				err = writeRedactJSON(w, req, per)
+				bad, err = writeRedactJSON(w, st, pol, h, model)
 			} else {
-				writeRedactText(w, req, per, stored, pol.File)
+				bad, err = writeRedactText(w, st, pol, h, model)
+			}
+			if len(bad) > 0 {
+				// They cannot be sent either; say so rather than hide it.
+				fmt.Fprintf(a.stderr, "scrim: warning: %d stored messages of session %s cannot be decoded and are left out (first: %v)\n", len(bad), h.ID, bad[0])
 			}
 			if err != nil {
 				return err
@@ -108,40 +115,69 @@ func (a *app) printRequest(ctx context.Context, st *session.Store, pol *policy.P
 	return err
 }
 
-// writeRedactJSON writes {"session","model","tier","messages","report"},
-// each message compact on its own line in the stored shape, as show does (an
-// indenting encoder would reformat tool-call inputs). The report holds the
-// totals and, under "messages", what happened to each message.
-func writeRedactJSON(w io.Writer, req runner.Request, per []redact.MessageReport) error {
+// writeRedactJSON streams {"session","model","tier","messages","report"}
+// for model, a batch at a time, each message compact on its own line in the
+// stored shape, as show does (an indenting encoder would reformat tool-call
+// inputs). The report holds the totals and, under "messages", what happened
+// to each message; it follows the messages, whose redaction its figures
+// count.
+func writeRedactJSON(w io.Writer, st *session.Store, pol *policy.Policy, h session.Header, model string) ([]session.DecodeError, error) {
+	tier, _ := pol.TierFor(model)
 	head, err := json.Marshal(struct {
 		Session string      `json:"session"`
 		Model   string      `json:"model"`
 		Tier    redact.Tier `json:"tier"`
-	}{req.SessionID, req.Model, req.Report.Tier})
+	}{h.ID, model, redact.Tier{Name: tier.Name, Label: tier.Label}})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	io.WriteString(w, strings.TrimSuffix(string(head), "}")+`,"messages":[`)
-	for i := range req.History {
-		b, err := json.Marshal(&req.History[i])
-		if err != nil {
-			return err
+	var per spool
+	defer per.Close()
+	sep, perSep := "\n", ""
+	var buf []byte // one message at a time, encoded as json.Marshal would
+	rep, _, bad, err := streamRedacted(st, pol, h, model, func(stored, sent []session.Message) error {
+		for i := range sent {
+			if cap(buf) > 1<<20 {
+				buf = nil // an outsized message: do not hold its room for the rest
+			}
+			var err error
+			if buf, err = session.AppendMessageJSON(append(buf[:0], sep...), &sent[i]); err != nil {
+				return err
+			}
+			sep = ",\n"
+			if _, err := w.Write(buf); err != nil {
+				return err
+			}
 		}
-		if i > 0 {
-			io.WriteString(w, ",")
+		for _, r := range redact.PerMessage(stored, sent) {
+			b, err := json.Marshal(&r)
+			if err != nil {
+				return err
+			}
+			io.WriteString(&per, perSep)
+			if _, err := per.Write(b); err != nil {
+				return err
+			}
+			perSep = ","
 		}
-		io.WriteString(w, "\n")
-		w.Write(b)
-	}
-	rep, err := json.Marshal(struct {
-		redact.Report
-		Messages []redact.MessageReport `json:"messages"`
-	}{req.Report, per})
+		return nil
+	})
 	if err != nil {
-		return err
+		return bad, err
 	}
-	_, err = fmt.Fprintf(w, "\n],\"report\":%s}\n", rep)
-	return err
+	totals, err := json.Marshal(rep)
+	if err != nil {
+		return bad, err
+	}
+	// The report is the totals with "messages" last, as marshalling them
+	// with the per-message reports beside them writes it.
+	fmt.Fprintf(w, "\n],\"report\":%s,\"messages\":[", bytes.TrimSuffix(totals, []byte("}")))
+	if _, err := per.WriteTo(w); err != nil {
+		return bad, err
+	}
+	_, err = io.WriteString(w, "]}}\n")
+	return bad, err
 }
 
 // Gutters mark every printed line, so content cannot pass itself off as a
@@ -153,13 +189,45 @@ const (
 	gutterInfo    = "  · "
 )
 
-func writeRedactText(w io.Writer, req runner.Request, per []redact.MessageReport, stored int, policyFile string) {
-	rep := req.Report
+// writeRedactText streams what model would be sent of session h, a batch at
+// a time, then the report, whose figures count what was streamed, and, last,
+// what happened to each message.
+func writeRedactText(w io.Writer, st *session.Store, pol *policy.Policy, h session.Header, model string) ([]session.DecodeError, error) {
+	tier, _ := pol.TierFor(model)
 	fmt.Fprintf(w, "What %s would be sent of session %s (tier %s, label %q)\n\n",
-		termsafe.Inert(req.Model), req.SessionID, termsafe.Inert(rep.Tier.Name), termsafe.Inert(rep.Tier.Label))
-	for i := range req.History {
-		writeRedactMessage(w, &req.History[i])
+		termsafe.Inert(model), h.ID, termsafe.Inert(tier.Name), termsafe.Inert(tier.Label))
+	var per spool
+	defer per.Close()
+	flagged := 0
+	rep, stored, bad, err := streamRedacted(st, pol, h, model, func(stored, sent []session.Message) error {
+		for i := range sent {
+			writeRedactMessage(w, &sent[i])
+		}
+		for _, r := range redact.PerMessage(stored, sent) {
+			writePerMessage(&per, r, sent)
+			flagged++
+		}
+		// An empty write returns a bufio.Writer's sticky error: a closed
+		// pipe stops the stream.
+		_, err := io.WriteString(w, "")
+		return err
+	})
+	if err != nil {
+		return bad, err
 	}
+	writeRedactReport(w, tier, rep, stored, pol.File)
+	if flagged > 0 {
+		fmt.Fprintln(w, "  per message:")
+		if _, err := per.WriteTo(w); err != nil {
+			return bad, err
+		}
+	}
+	return bad, nil
+}
+
+// writeRedactReport writes the report's totals: stored is how many messages
+// of the session were read.
+func writeRedactReport(w io.Writer, tier *policy.Tier, rep redact.Report, stored int, policyFile string) {
 	fmt.Fprintf(w, "\nReport: %d of %s sent (%s left out: never sent)\n", rep.Messages, plural(stored, "stored message", "stored messages"), plural(rep.Events, "event", "events"))
 	fmt.Fprintf(w, "  filtered: %s in %s", plural(rep.RedactedParts, "part", "parts"), plural(rep.RedactedMessages, "message", "messages"))
 	if spans := rep.Derived + rep.Secrets; spans > 0 {
@@ -185,51 +253,49 @@ func writeRedactText(w io.Writer, req runner.Request, per []redact.MessageReport
 		}
 		fmt.Fprintf(w, "    %s  — %s\n", termsafe.Inert(d.Path), termsafe.Inert(rule))
 	}
-	writeSpanReport(w, req)
+	writeSpanReport(w, tier, rep)
 	fmt.Fprintf(w, "  unknown source: %s whose source is not (fully) known (scripts, the web, tools scrim does not know): sent unchecked\n", plural(rep.UnknownSource, "tool result", "tool results"))
 	if rep.Withheld > 0 {
 		fmt.Fprintf(w, "  withheld: %s of unknown source (tier %s accepts only content whose source is known)\n", plural(rep.Withheld, "result", "results"), termsafe.Inert(rep.Tier.Name))
 	}
-	if len(per) == 0 {
-		return
-	}
-	fmt.Fprintln(w, "  per message:")
-	for _, r := range per {
-		var what []string
-		for _, x := range r.Redacted {
-			switch x.Kind {
-			case "derived":
-				what = append(what, "derived from "+termsafe.Inert(x.Path))
-			case "secret":
-				what = append(what, "secret: "+termsafe.Inert(x.Rule))
-			default:
-				what = append(what, "filtered "+termsafe.Inert(x.Path))
-			}
+}
+
+// writePerMessage writes the report's line for one message; sent holds
+// what is sent of it.
+func writePerMessage(w io.Writer, r redact.MessageReport, sent []session.Message) {
+	var what []string
+	for _, x := range r.Redacted {
+		switch x.Kind {
+		case "derived":
+			what = append(what, "derived from "+termsafe.Inert(x.Path))
+		case "secret":
+			what = append(what, "secret: "+termsafe.Inert(x.Rule))
+		default:
+			what = append(what, "filtered "+termsafe.Inert(x.Path))
 		}
-		if r.UnknownSource != nil {
-			state := "sent unchecked"
-			if r.Withheld {
-				state = "withheld"
-			} else if len(r.Redacted) > 0 && !hasUnredacted(req, r.Seq) {
-				state = "filtered"
-			}
-			what = append(what, "unknown source ("+termsafe.Inert(oneLine(*r.UnknownSource))+"): "+state)
-		}
-		fmt.Fprintf(w, "    #%-5d %s\n", r.Seq, strings.Join(what, "; "))
 	}
+	if r.UnknownSource != nil {
+		state := "sent unchecked"
+		if r.Withheld {
+			state = "withheld"
+		} else if len(r.Redacted) > 0 && !hasUnredacted(sent, r.Seq) {
+			state = "filtered"
+		}
+		what = append(what, "unknown source ("+termsafe.Inert(oneLine(*r.UnknownSource))+"): "+state)
+	}
+	fmt.Fprintf(w, "    #%-5d %s\n", r.Seq, strings.Join(what, "; "))
 }
 
 // writeSpanReport says what derived and secret redaction replaced, for a
 // tier that asks for them.
-func writeSpanReport(w io.Writer, req runner.Request) {
-	rep := req.Report
-	if req.Tier.RedactsDerived() {
+func writeSpanReport(w io.Writer, tier *policy.Tier, rep redact.Report) {
+	if tier.RedactsDerived() {
 		fmt.Fprintf(w, "  derived: %s that repeat content of denied files, replaced by that file's placeholder\n", plural(rep.Derived, "span", "spans"))
 		for _, d := range rep.DerivedFrom {
 			fmt.Fprintf(w, "    derived from %s  — %s\n", termsafe.Inert(d.Path), plural(d.Spans, "span", "spans"))
 		}
 	}
-	if req.Tier.RedactsSecrets() {
+	if tier.RedactsSecrets() {
 		fmt.Fprintf(w, "  secrets: %s replaced (gitleaks default rules)\n", plural(rep.Secrets, "credential", "credentials"))
 		for _, r := range rep.SecretRules {
 			fmt.Fprintf(w, "    secret: %s  — %d\n", termsafe.Inert(r.Rule), r.Spans)
@@ -244,14 +310,14 @@ func plural(n int, one, many string) string {
 	return fmt.Sprintf("%d %s", n, many)
 }
 
-// hasUnredacted reports whether the sent message seq still holds content
-// that no placeholder replaced.
-func hasUnredacted(req runner.Request, seq uint64) bool {
-	for i := range req.History {
-		if req.History[i].Seq != seq {
+// hasUnredacted reports whether the sent message seq, one of sent, still
+// holds content that no placeholder replaced.
+func hasUnredacted(sent []session.Message, seq uint64) bool {
+	for i := range sent {
+		if sent[i].Seq != seq {
 			continue
 		}
-		for _, p := range req.History[i].Parts {
+		for _, p := range sent[i].Parts {
 			if !p.Redacted && p.Kind != session.PartToolCall {
 				return true
 			}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -32,45 +33,102 @@ func BenchmarkShowProcess(b *testing.B) {
 	b.Logf("%d messages, store %s", n, dir)
 	for _, format := range []string{"json", "text"} {
 		b.Run(format, func(b *testing.B) {
-			var wall, cpu time.Duration
-			var anon, peak int64
-			for b.Loop() {
-				cmd := showBenchCmd(b, dir, id, format)
-				devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-				if err != nil {
-					b.Fatal(err)
-				}
-				var errb bytes.Buffer
-				cmd.Stdout, cmd.Stderr = devnull, &errb
-				start := time.Now()
-				if err := cmd.Start(); err != nil {
-					b.Fatal(err)
-				}
-				stop := make(chan struct{})
-				sampled := make(chan [2]int64)
-				go sampleRSS(cmd.Process.Pid, stop, sampled)
-				err = cmd.Wait()
-				wall += time.Since(start)
-				close(stop)
-				s := <-sampled
-				devnull.Close()
-				if err != nil || errb.Len() > 0 {
-					b.Fatalf("scrim show: %v %s", err, errb.String())
-				}
-				anon = max(anon, s[0])
-				peak = max(peak, cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss*1024)
-				cpu += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
-			}
-			b.ReportMetric(float64(wall)/float64(time.Millisecond)/float64(b.N), "wall-ms/op")
-			b.ReportMetric(float64(cpu)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
-			b.ReportMetric(float64(anon)/(1<<20), "peak-anon-MiB")
-			b.ReportMetric(float64(peak)/(1<<20), "peak-RSS-MiB")
+			benchProcess(b, "--store", dir, "show", id, "--format", format)
 		})
 	}
 }
 
-func showBenchCmd(b *testing.B, dir, id, format string) *exec.Cmd {
-	args := []string{"--store", dir, "show", id, "--format", format}
+// bigPolicy denies one package of the generated session's project (2 % of
+// its reads) to both tiers; cloud also redacts derived content and
+// credentials, like the built-in cloud tier.
+const bigPolicy = `
+default_tier = "cloud"
+
+[tiers.cloud]
+label   = "cloud"
+read    = ["/**"]
+deny    = ["/home/dev/src/app/pkg3/**"]
+derived = "redact"
+secrets = "redact"
+
+[tiers.paths]
+label = "paths only"
+read  = ["/**"]
+deny  = ["/home/dev/src/app/pkg3/**"]
+
+[[models]]
+match = "paths/*"
+tier  = "paths"
+`
+
+// BenchmarkRedactProcess runs `scrim redact SESSION --model M --format json
+// > /dev/null` as BenchmarkShowProcess runs show, on the same session: for a
+// tier that only filters paths, and for one that also redacts derived
+// content and credentials (the findings in the store: a first preview,
+// unmeasured, stores them).
+func BenchmarkRedactProcess(b *testing.B) {
+	n := benchMessages(b)
+	dir, id := bigStore(b, n)
+	pol := filepath.Join(b.TempDir(), "policy.toml")
+	if err := os.WriteFile(pol, []byte(bigPolicy), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("%d messages, store %s", n, dir)
+	warm := benchScrim(b, "--store", dir, "--policy", pol, "redact", id, "--model", "anthropic/x", "--format", "json")
+	var errb bytes.Buffer
+	warm.Stderr = &errb // and the output to the null device
+	if err := warm.Run(); err != nil {
+		b.Fatalf("scrim redact: %v %s", err, errb.String())
+	}
+	for _, model := range []string{"paths/x", "anthropic/x"} {
+		b.Run(strings.Split(model, "/")[0], func(b *testing.B) {
+			benchProcess(b, "--store", dir, "--policy", pol, "redact", id, "--model", model, "--format", "json")
+		})
+	}
+}
+
+// benchProcess runs scrim with args, output to /dev/null, b.N times, and
+// reports the means of wall and CPU time and the peaks of anonymous and
+// resident memory.
+func benchProcess(b *testing.B, args ...string) {
+	var wall, cpu time.Duration
+	var anon, peak int64
+	for b.Loop() {
+		cmd := benchScrim(b, args...)
+		devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = devnull, &errb
+		start := time.Now()
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		stop := make(chan struct{})
+		sampled := make(chan [2]int64)
+		go sampleRSS(cmd.Process.Pid, stop, sampled)
+		err = cmd.Wait()
+		wall += time.Since(start)
+		close(stop)
+		s := <-sampled
+		devnull.Close()
+		if err != nil || errb.Len() > 0 {
+			b.Fatalf("scrim %s: %v %s", strings.Join(args, " "), err, errb.String())
+		}
+		anon = max(anon, s[0])
+		peak = max(peak, cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss*1024)
+		cpu += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	}
+	b.ReportMetric(float64(wall)/float64(time.Millisecond)/float64(b.N), "wall-ms/op")
+	b.ReportMetric(float64(cpu)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
+	b.ReportMetric(float64(anon)/(1<<20), "peak-anon-MiB")
+	b.ReportMetric(float64(peak)/(1<<20), "peak-RSS-MiB")
+}
+
+// benchScrim is scrim with args: the binary SCRIM_BENCH_BIN names, if set
+// (to compare revisions), else this one.
+func benchScrim(b *testing.B, args ...string) *exec.Cmd {
 	if bin := os.Getenv("SCRIM_BENCH_BIN"); bin != "" {
 		cmd := scrimProcess(b, args...)
 		cmd.Path, cmd.Args = bin, append([]string{bin}, args...)

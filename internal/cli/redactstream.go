@@ -1,0 +1,196 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"os"
+
+	"github.com/scrim-dev/scrim/policy"
+	"github.com/scrim-dev/scrim/redact"
+	"github.com/scrim-dev/scrim/runner"
+	"github.com/scrim-dev/scrim/session"
+)
+
+// A streaming command reads, redacts and writes a session redactBatch
+// messages at a time, or fewer when they hold redactBytes of text, so that
+// the batches in flight (three: see readBatches) and their redacted copies
+// add a few megabytes to what the store itself holds, however long the
+// session and its messages. Measured on the 19,840-message benchmark
+// session (file reads of a few kilobytes): 1 MiB batches peaked at 29-32
+// MiB anonymous, 256 KiB at 24-25, show at 17-19; on the 1M session of
+// short messages, 256 KiB costs no time against 4,096 messages.
+const (
+	redactBatch = 4096
+	redactBytes = 256 << 10
+)
+
+// streamRedacted redacts the stored session h for model a batch at a time,
+// in order, exactly as runner.Build redacts it whole, and hands each batch
+// to fn: stored, as read (events included), and sent, what model may be sent
+// of it. It returns the report of the whole session, how many messages were
+// read, and the records that could not be decoded (left out, as the store
+// leaves them out of a whole load).
+//
+// For a tier with derived = "redact", the session is read twice before:
+// once to gather the fingerprints of what the tier withholds of all of it,
+// once more, if there are any, to check them against all content the tier
+// may read; for secrets = "redact", each
+// batch's credentials come from the store (secrets.Lookup), scanned and
+// kept there where they are not. Each pass reads the session up to the
+// message count h had when the command started: a message appended
+// meanwhile is not half seen.
+func streamRedacted(st *session.Store, pol *policy.Policy, h session.Header, model string, fn func(stored, sent []session.Message) error) (redact.Report, int, []session.DecodeError, error) {
+	s := redact.NewStream(model, pol)
+	if s.Gathers() {
+		if _, err := readBatches(st, h, func(b []session.Message, _ bool) error { s.Gather(b); return nil }); err != nil {
+			return redact.Report{}, 0, nil, err
+		}
+		if s.Stale() {
+			if _, err := readBatches(st, h, func(b []session.Message, last bool) error { s.Recheck(b, last); return nil }); err != nil {
+				return redact.Report{}, 0, nil, err
+			}
+		}
+	}
+	read := 0
+	bad, err := readBatches(st, h, func(b []session.Message, _ bool) error {
+		ctx, err := runner.Context(st, h.ID, b, model, pol)
+		if err != nil {
+			return err
+		}
+		read += len(b)
+		return fn(b, s.Next(b, ctx.Findings))
+	})
+	if err != nil {
+		return redact.Report{}, 0, nil, err
+	}
+	return s.Report(), read, bad, nil
+}
+
+// readBatches streams session h, messages 1 to h.Count, to fn in batches of
+// redactBatch messages or redactBytes of text (the last one shorter,
+// perhaps empty; last says which it is).
+// The next batch is read and decoded on another goroutine while fn handles
+// one: the two take about as long, and there are two cores. fn must not
+// keep a batch: its room is reused.
+func readBatches(st *session.Store, h session.Header, fn func(b []session.Message, last bool) error) ([]session.DecodeError, error) {
+	type batch struct {
+		msgs []session.Message
+		last bool
+	}
+	const rooms = 3 // one read into, one waiting, one handled
+	full := make(chan batch, 1)
+	free := make(chan []session.Message, rooms)
+	for range rooms {
+		free <- nil
+	}
+	stop := make(chan struct{})
+	var bad []session.DecodeError
+	var scanErr error
+	go func() {
+		defer close(full)
+		cur := <-free
+		size := 0
+		bad, scanErr = st.Scan(h.ID, 1, h.Count, func(m *session.Message) error {
+			if cur == nil {
+				cur = make([]session.Message, 0, min(h.Count, redactBatch))
+			}
+			cur = append(cur, *m)
+			for i := range m.Parts {
+				size += len(m.Parts[i].Text) + len(m.Parts[i].Input)
+			}
+			if len(cur) < redactBatch && size < redactBytes {
+				return nil
+			}
+			size = 0
+			select {
+			case full <- batch{cur, false}:
+			case <-stop:
+				return errStopped
+			}
+			cur = <-free // there is always one: fn's, once it is done
+			return nil
+		})
+		if scanErr == nil {
+			full <- batch{cur, true}
+		}
+	}()
+	var err error
+	for b := range full {
+		if err == nil {
+			if err = fn(b.msgs, b.last); err != nil {
+				close(stop)
+			}
+		}
+		clear(b.msgs) // nothing of the batch outlives it
+		free <- b.msgs[:0]
+	}
+	if err != nil {
+		return bad, err
+	}
+	return bad, scanErr
+}
+
+// errStopped ends a read whose batches are no longer wanted.
+var errStopped = errors.New("stopped")
+
+// spool holds what a streaming command writes only at its end, after
+// figures known only then: in memory up to spoolMemory, then in a temporary
+// file, so that it stays bounded however long the session.
+type spool struct {
+	mem  bytes.Buffer
+	file *os.File
+	w    *bufio.Writer
+}
+
+const spoolMemory = 4 << 20
+
+func (s *spool) Write(p []byte) (int, error) {
+	if s.w != nil {
+		return s.w.Write(p)
+	}
+	if s.mem.Len()+len(p) <= spoolMemory {
+		return s.mem.Write(p)
+	}
+	f, err := os.CreateTemp("", "scrim-spool-*")
+	if err != nil {
+		return 0, err
+	}
+	// Gone from the folder at once where the system allows it: nothing is
+	// left behind, however the command ends.
+	os.Remove(f.Name())
+	s.file, s.w = f, bufio.NewWriterSize(f, 64<<10)
+	if _, err := s.mem.WriteTo(s.w); err != nil {
+		return 0, err
+	}
+	s.mem = bytes.Buffer{}
+	return s.w.Write(p)
+}
+
+// WriteTo writes everything spooled to w.
+func (s *spool) WriteTo(w io.Writer) (int64, error) {
+	if s.file == nil {
+		return s.mem.WriteTo(w)
+	}
+	if err := s.w.Flush(); err != nil {
+		return 0, err
+	}
+	if _, err := s.file.Seek(0, io.SeekStart); err != nil {
+		return 0, err
+	}
+	return io.Copy(w, s.file)
+}
+
+// Close removes the temporary file, if there is one.
+func (s *spool) Close() error {
+	if s.file == nil {
+		return nil
+	}
+	s.file.Close()
+	err := os.Remove(s.file.Name())
+	if os.IsNotExist(err) {
+		err = nil
+	}
+	return err
+}

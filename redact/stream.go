@@ -1,0 +1,128 @@
+package redact
+
+import (
+	"github.com/scrim-dev/scrim/policy"
+	"github.com/scrim-dev/scrim/secrets"
+	"github.com/scrim-dev/scrim/session"
+)
+
+// Stream redacts a session read in batches, in order, so that a command
+// holds one batch at a time however long the session is, and gives exactly
+// what History gives for the whole session: the batches' results, one after
+// another, are History's result, and Report is its report.
+//
+// What a batch needs from the rest of the session is kept across batches:
+// the decision of each distinct path (decided once for the session), and,
+// for a tier with derived = "redact", the fingerprints of everything the
+// tier withholds of the session. Those must be gathered before the first
+// batch is redacted: a first pass hands every batch to Gather, then, if
+// Stale says so (there are fingerprints to check), a second hands every
+// batch to Recheck; only then does Next take the batches. What is kept is bounded by the session's distinct paths
+// and by its withheld content, not by its length.
+//
+// A Stream is for one session and model, and not safe for concurrent use.
+type Stream struct {
+	model   string
+	p       *policy.Policy
+	tier    *policy.Tier
+	memo    *memo
+	gather  *DerivedBuilder // nil: the tier does not redact derived content
+	derived *Derived
+	started bool // Next has been called: gathering is over
+
+	rep    Report
+	denied map[string]bool // the paths in rep.DeniedPaths
+	spans  spanTally
+}
+
+// NewStream starts redacting a session for model.
+func NewStream(model string, p *policy.Policy) *Stream {
+	tier, _ := p.TierFor(model)
+	s := &Stream{model: model, p: p, tier: tier, memo: &memo{}, denied: map[string]bool{},
+		spans: spanTally{from: map[string]int{}, rules: map[string]int{}}}
+	if tier.RedactsDerived() {
+		s.gather = NewDerivedBuilder(model, p)
+		s.gather.memo, s.gather.late, s.gather.l = s.memo, true, streamLayout
+	}
+	s.rep = Report{Tier: Tier{Name: tier.Name, Label: tier.Label}, DeniedPaths: []DeniedPath{}}
+	return s
+}
+
+// Gathers reports whether the tier needs the gathering passes (Gather, and
+// Recheck when Stale) before Next.
+func (s *Stream) Gathers() bool { return s.gather != nil }
+
+// Gather gathers the fingerprints of msgs, the session's next batch, in the
+// first pass.
+func (s *Stream) Gather(msgs []session.Message) {
+	s.mustGather()
+	s.gather.Add(msgs)
+}
+
+// Stale reports whether the batches must be read again, through Recheck,
+// before Next: Gather only gathers fingerprints, and once there are any,
+// each must be checked against all content the tier may read (a
+// fingerprint found there too is not distinctive).
+func (s *Stream) Stale() bool { return s.gather != nil && s.gather.Stale() }
+
+// Recheck checks msgs, the session's next batch read again from its start,
+// against every fingerprint gathered; last says it is the session's last.
+func (s *Stream) Recheck(msgs []session.Message, last bool) {
+	s.mustGather()
+	s.gather.Recheck(msgs, last)
+}
+
+func (s *Stream) mustGather() {
+	if s.gather == nil || s.started {
+		panic("redact: Stream gathers only for a tier with derived = \"redact\", and only before Next")
+	}
+}
+
+// Next returns what model may be sent of msgs, the session's next batch, as
+// History would return it within the whole session. findings returns the
+// credentials found in a message (secrets.Lookup keeps them in the store);
+// nil scans each message that a tier with secrets = "redact" needs.
+func (s *Stream) Next(msgs []session.Message, findings func(m *session.Message) []secrets.Finding) []session.Message {
+	if !s.started {
+		s.started = true
+		if s.gather != nil {
+			s.derived = s.gather.Done()
+		}
+	}
+	out, rep, _ := history(msgs, s.model, s.p, Context{Derived: s.derived, Findings: findings, memo: s.memo, whole: true}, streamLayout, false)
+	s.add(&rep)
+	return out
+}
+
+// add merges a batch's report into the session's.
+func (s *Stream) add(r *Report) {
+	s.rep.Messages += r.Messages
+	s.rep.RedactedMessages += r.RedactedMessages
+	s.rep.RedactedParts += r.RedactedParts
+	s.rep.UnknownSource += r.UnknownSource
+	s.rep.Withheld += r.Withheld
+	s.rep.Events += r.Events
+	for _, d := range r.DeniedPaths {
+		if !s.denied[d.Path] {
+			s.denied[d.Path] = true
+			s.rep.DeniedPaths = append(s.rep.DeniedPaths, d)
+		}
+	}
+	s.spans.derived += r.Derived
+	s.spans.secrets += r.Secrets
+	for _, d := range r.DerivedFrom {
+		s.spans.from[d.Path] += d.Spans
+	}
+	for _, x := range r.SecretRules {
+		s.spans.rules[x.Rule] += x.Spans
+	}
+}
+
+// Report is the report of the batches redacted so far: after the last,
+// History's report of the whole session.
+func (s *Stream) Report() Report {
+	r := s.rep
+	r.DeniedPaths = append([]DeniedPath{}, s.rep.DeniedPaths...)
+	s.spans.report(&r)
+	return r
+}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/scrim-dev/scrim/internal/termsafe"
+	"github.com/scrim-dev/scrim/policy"
 	"github.com/scrim-dev/scrim/redact"
 	"github.com/scrim-dev/scrim/session"
 )
@@ -41,18 +43,41 @@ func newExportCmd(a *app) *cobra.Command {
 				return err
 			}
 			doc := &exportDoc{Header: h}
-			var sent []session.Message
+			var pol *policy.Policy
 			if model != "" {
-				pol, err := a.Policy()
+				if pol, err = a.Policy(); err != nil {
+					return err
+				}
+				// The top says what the report counts, so a first pass
+				// redacts the session, streamed as scrim redact streams it,
+				// for the report (and, for JSONL, what happened to each
+				// message, kept in a spool); the second writes the messages.
+				// Twice the redaction, in bounded memory.
+				doc.Redacted, doc.Model, doc.PerMessage = true, model, &spool{}
+				defer doc.PerMessage.Close()
+				sep := ""
+				rep, stored, bad, err := streamRedacted(st, pol, h, model, func(stored, sent []session.Message) error {
+					if format != "jsonl" {
+						return nil
+					}
+					for _, r := range redact.PerMessage(stored, sent) {
+						b, err := json.Marshal(&r)
+						if err != nil {
+							return err
+						}
+						io.WriteString(doc.PerMessage, sep)
+						if _, err := doc.PerMessage.Write(b); err != nil {
+							return err
+						}
+						sep = ","
+					}
+					return nil
+				})
+				a.warnSkipped(bad)
 				if err != nil {
 					return err
 				}
-				req, per, stored, err := a.redacted(st, pol, h.ID, model)
-				if err != nil {
-					return err
-				}
-				doc.Redacted, doc.Model, doc.Report, doc.PerMessage, doc.Stored = true, model, req.Report, per, stored
-				sent = req.History
+				doc.Report, doc.Stored = rep, stored
 			}
 			return a.writeExport(outFile, func(w io.Writer) error {
 				ew := newExportWriter(format, w)
@@ -60,10 +85,16 @@ func newExportCmd(a *app) *cobra.Command {
 					return err
 				}
 				if doc.Redacted {
-					for i := range sent {
-						if err := ew.message(&sent[i]); err != nil {
-							return err
+					_, _, _, err := streamRedacted(st, pol, h, model, func(_, sent []session.Message) error {
+						for i := range sent {
+							if err := ew.message(&sent[i]); err != nil {
+								return err
+							}
 						}
+						return nil
+					})
+					if err != nil {
+						return err
 					}
 				} else {
 					bad, err := st.Scan(h.ID, 1, h.Count, ew.message)
@@ -97,7 +128,7 @@ type exportDoc struct {
 	Redacted   bool
 	Model      string
 	Report     redact.Report
-	PerMessage []redact.MessageReport
+	PerMessage *spool // what happened to each message, as a JSON array's elements (JSONL only)
 	Stored     int // messages stored, when Redacted
 }
 
@@ -172,7 +203,7 @@ func (d *exportDoc) summary() []string {
 		fmt.Sprintf("Filtered: %s in %s; %s and %s inside parts.",
 			plural(r.RedactedParts, "part", "parts"), plural(r.RedactedMessages, "message", "messages"),
 			plural(r.Derived, "derived span", "derived spans"), plural(r.Secrets, "credential", "credentials")),
-		fmt.Sprintf("Withheld: %d results of unknown source; sent unchecked: %d results of unknown source.", r.Withheld, r.UnknownSource),
+		fmt.Sprintf("Withheld: %s of unknown source; sent unchecked: %s of unknown source.", plural(r.Withheld, "result", "results"), plural(r.UnknownSource, "result", "results")),
 	}
 	if len(r.DeniedPaths) == 0 {
 		return append(lines, "Denied paths: none.")

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -156,7 +157,7 @@ type jsonlExport struct {
 func (e *jsonlExport) begin(d *exportDoc) error {
 	type report struct {
 		redact.Report
-		Messages []redact.MessageReport `json:"messages"`
+		Messages json.RawMessage `json:"messages"` // [] here: the spool goes in its place
 	}
 	var head struct {
 		Export struct {
@@ -173,7 +174,7 @@ func (e *jsonlExport) begin(d *exportDoc) error {
 	x.Session, x.Redacted = d.Header, d.Redacted
 	if d.Redacted {
 		x.Model, x.Tier, x.Stored = d.Model, &d.Report.Tier, d.Stored
-		x.Report = &report{d.Report, d.PerMessage}
+		x.Report = &report{d.Report, json.RawMessage("[]")}
 	} else {
 		x.Warning = notRedacted
 	}
@@ -181,7 +182,21 @@ func (e *jsonlExport) begin(d *exportDoc) error {
 	if err != nil {
 		return err
 	}
-	_, err = e.w.Write(append(b, '\n'))
+	if !d.Redacted {
+		_, err = e.w.Write(append(b, '\n'))
+		return err
+	}
+	// The report's "messages" is the last member written: "messages":[]
+	// with its quotes unescaped can only be that key (inside a string they
+	// would be \").
+	at := bytes.LastIndex(b, []byte(`"messages":[]`)) + len(`"messages":[`)
+	if _, err := e.w.Write(b[:at]); err != nil {
+		return err
+	}
+	if _, err := d.PerMessage.WriteTo(e.w); err != nil {
+		return err
+	}
+	_, err = e.w.Write(append(b[at:], '\n'))
 	return err
 }
 

@@ -78,27 +78,6 @@ func newRedactCmd(a *app) *cobra.Command {
 	return cmd
 }
 
-// redacted is what model would be sent of session id: the request the
-// runner builds, what happened to each message, and how many messages are
-// stored. scrim redact and scrim export --model both print it, so an export
-// is redacted exactly as redact shows.
-func (a *app) redacted(st *session.Store, pol *policy.Policy, id, model string) (runner.Request, []redact.MessageReport, int, error) {
-	msgs, bad, err := st.Messages(id)
-	if err != nil {
-		return runner.Request{}, nil, 0, err
-	}
-	if len(bad) > 0 {
-		// They cannot be sent either; say so rather than hide it.
-		fmt.Fprintf(a.stderr, "scrim: warning: %d stored messages of session %s cannot be decoded and are left out (first: %v)\n", len(bad), id, bad[0])
-	}
-	ctx, err := runner.Context(st, id, msgs, model, pol)
-	if err != nil {
-		return runner.Request{}, nil, 0, err
-	}
-	req := runner.BuildWith(msgs, id, model, pol, ctx)
-	return req, redact.PerMessage(msgs, req.History), len(msgs), nil
-}
-
 // printRequest prints the body scrim send --continue would send to model,
 // as the provider's client writes it; nothing is sent.
 func (a *app) printRequest(ctx context.Context, st *session.Store, pol *policy.Policy, id, model string) error {

@@ -129,7 +129,7 @@ type exportDoc struct {
 	Model      string
 	Report     redact.Report
 	PerMessage *spool // what happened to each message, as a JSON array's elements (JSONL only)
-	Stored     int // messages stored, when Redacted
+	Stored     int    // messages stored, when Redacted
 }
 
 // exportWriter writes one format: begin once, each message in order, end.

@@ -18,9 +18,17 @@ import (
 	"github.com/scrim-dev/scrim/session"
 )
 
-// The benchmarks share one store with one 100,000-message session, built
-// once per test binary run (it takes a while) and removed by TestMain.
-const bigN = 100_000
+// The benchmarks share one store with one 100,000-message session (or
+// $SCRIM_BENCH_MESSAGES), built once per test binary run (it takes a while)
+// and removed by TestMain.
+var bigN = uint64(benchMessages())
+
+func benchMessages() int {
+	if n, err := strconv.Atoi(os.Getenv("SCRIM_BENCH_MESSAGES")); err == nil && n > 0 {
+		return n
+	}
+	return 100_000
+}
 
 var big struct {
 	once sync.Once
@@ -154,7 +162,7 @@ func BenchmarkOpenToFirstFrame(b *testing.B) {
 			m.Update(tea.WindowSizeMsg{Width: 160, Height: 45})
 			_, cmd := m.Update(m.Init()())
 			shallow(m, cmd)
-			if v := m.View(); m.tr.count != bigN || !strings.Contains(v, "Sent to demo/limited") || !strings.Contains(v, "#100000") {
+			if v := m.View(); m.tr.count != bigN || !strings.Contains(v, "Sent to demo/limited") || !strings.Contains(v, "#"+strconv.FormatUint(bigN, 10)) {
 				b.Fatalf("the session did not open:\n%s", v)
 			}
 		}
@@ -351,7 +359,7 @@ func BenchmarkPeakMemory(b *testing.B) {
 		// the whole-session count, as the program runs it
 		countAll(m, sample)
 		feed(m, func() tea.Msg { return keyMsg("g") })
-		for i := 0; i < bigN/10/8; i++ {
+		for i := 0; i < int(bigN)/10/8; i++ {
 			_, cmd := m.Update(keyMsg("pgdown"))
 			feed(m, cmd)
 			if i%50 == 0 {

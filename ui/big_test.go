@@ -177,7 +177,7 @@ func TestMakeBigStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	bigSession(t, st, bigN)
+	bigSession(t, st, int(bigN))
 	if err := os.WriteFile(filepath.Join(dir, "policy.toml"), []byte(fixturePolicy), 0o644); err != nil {
 		t.Fatal(err)
 	}

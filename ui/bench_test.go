@@ -484,3 +484,60 @@ func BenchmarkScrollWhileFinding(b *testing.B) {
 	sp.report(b)
 	b.ReportMetric(float64(finds), "finds")
 }
+
+// BenchmarkScrollWhileCounting: j steps on the open 100,000-message session
+// while the whole-session count runs beside the UI on every core, started
+// again from nothing each time it ends (the kept count spoilt first); the
+// counted steps Update takes are timed as steps too.
+func BenchmarkScrollWhileCounting(b *testing.B) {
+	m := openBig(b, "demo/limited")
+	feed(m, func() tea.Msg { return keyMsg("g") })
+	key := countKey{m.tr.sid, m.c.model}
+	tier, _ := m.c.pol.TierFor(m.c.model)
+	results := make(chan tea.Msg, 256)
+	var pump func(cmd tea.Cmd)
+	pump = func(cmd tea.Cmd) {
+		if cmd == nil {
+			return
+		}
+		go func() {
+			switch msg := cmd().(type) {
+			case nil:
+			case tea.BatchMsg:
+				for _, c := range msg {
+					pump(c)
+				}
+			default:
+				results <- msg
+			}
+		}()
+	}
+	m.background = pump // what Update starts runs beside the UI, as in the program
+	restart := func() {
+		if err := m.c.store.PutCountRecord(key.sid, "tier/"+tier.Name, []byte{0}); err != nil {
+			b.Fatal(err)
+		}
+		m.counter = newCounter()
+		pump(m.counter.next(m.c.ctxs, m.c.store, m.c.pol, m.c.model, m.countJobs()))
+	}
+	restart()
+	sp := newSpread()
+	counts := 0
+	for b.Loop() {
+		step(b, m, keyMsg("j"), sp)
+		b.StopTimer()
+		for len(results) > 0 {
+			msg := <-results
+			sp.start()
+			m.Update(msg)
+			sp.stop()
+			if _, ok := msg.(savedMsg); ok {
+				counts++
+				restart()
+			}
+		}
+		b.StartTimer()
+	}
+	sp.report(b)
+	b.ReportMetric(float64(counts), "counts")
+}

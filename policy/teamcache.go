@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -154,18 +155,6 @@ func stampOf(path string) (stamp, error) {
 	return s, nil
 }
 
-func sameStamps(a, b []stamp) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // dir returns what folder path holds; c.mu is held.
 func (c *teamCache) dir(path string, now time.Time) *teamDir {
 	e := c.dirs[path]
@@ -173,7 +162,7 @@ func (c *teamCache) dir(path string, now time.Time) *teamDir {
 		return e
 	}
 	seen, problem := c.look(path)
-	if e != nil && e.problem == problem && sameStamps(e.seen, seen) {
+	if e != nil && e.problem == problem && slices.Equal(e.seen, seen) {
 		e.checked = now
 		return e
 	}
@@ -216,7 +205,7 @@ func (c *teamCache) global(now time.Time) *teamDir {
 		return e
 	}
 	seen, problems := c.globalStampsEach()
-	if e != nil && sameStamps(e.seen, seen) && e.problem == strings.Join(problems, "") {
+	if e != nil && slices.Equal(e.seen, seen) && e.problem == strings.Join(problems, "") {
 		e.checked = now
 		return e
 	}

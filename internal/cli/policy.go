@@ -205,7 +205,10 @@ func printTierKeys(w io.Writer, t *policy.Tier) {
 		tools = "none"
 	}
 	files := "none"
-	if len(t.DenyFiles) > 0 {
+	switch {
+	case len(t.DenyFiles) == len(policy.TeamFormats):
+		files = "* (every format: scrim policy check --dir DIR shows what a folder has)"
+	case len(t.DenyFiles) > 0:
 		names := make([]string, len(t.DenyFiles))
 		for i, f := range t.DenyFiles {
 			names[i] = f.Name

@@ -163,7 +163,7 @@ func TestPolicyCheckBuiltIn(t *testing.T) {
 		"  secrets         redact  (line 24)",
 		"  tools           read, grep, glob, bash, webfetch  (line 15)",
 		"  unknown_source  withhold  (line 22)",
-		"  deny_files      .cursorignore, .aiignore, .aiexclude, .geminiignore, .codeiumignore, .aiderignore, .continueignore, .crushignore, .clineignore, .claude/settings.json  (line 25)",
+		"  deny_files      * (every format: scrim policy check --dir DIR shows what a folder has)  (line 25)",
 		"  deny_files      none  (default)",
 		"  tools           read, grep, glob  (default)",
 		"reads nothing",

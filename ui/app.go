@@ -147,10 +147,10 @@ func (m *Model) badge(h session.Header) string {
 		return ""
 	case c == nil:
 		return "counting…"
-	case c.upto < h.Count:
-		return "counting " + plural(len(c.redacted), "redacted", "redacted") + "…"
+	case c.Upto < h.Count:
+		return "counting " + plural(len(c.Redacted), "redacted", "redacted") + "…"
 	}
-	return plural(len(c.redacted), "redacted", "redacted")
+	return plural(len(c.Redacted), "redacted", "redacted")
 }
 
 func (m *Model) setStatus(s string, failed bool) { m.status, m.failed = s, failed }
@@ -334,7 +334,7 @@ func (m *Model) opened(msg openedMsg) tea.Cmd {
 func (m *Model) syncRedacted() {
 	var seqs, unknowns []uint64
 	if c := m.counter.get(countKey{m.tr.sid, m.c.model}); c != nil {
-		seqs, unknowns = c.redacted, c.unknowns
+		seqs, unknowns = c.Redacted, c.Unknowns
 	}
 	m.tr.setRedacted(seqs)
 	m.tr.unknowns = unknowns

@@ -366,7 +366,7 @@ func BenchmarkPeakMemory(b *testing.B) {
 				sample()
 			}
 		}
-		if c := m.counter.get(countKey{m.tr.sid, m.c.model}); c == nil || c.upto != bigN {
+		if c := m.counter.get(countKey{m.tr.sid, m.c.model}); c == nil || c.Upto != bigN {
 			b.Fatal("the count did not finish")
 		}
 	}
@@ -415,7 +415,7 @@ func BenchmarkCountsAfterRestart(b *testing.B) {
 			}
 			m.counter = newCounter()
 			countAll(m, func() {})
-			if c := m.counter.get(key); c == nil || c.upto != bigN {
+			if c := m.counter.get(key); c == nil || c.Upto != bigN {
 				b.Fatal("the count did not finish")
 			}
 		}
@@ -428,7 +428,7 @@ func BenchmarkCountsAfterRestart(b *testing.B) {
 			k := newCounter()
 			km := loadKept(m.c.store, m.c.pol, key, 0)().(keptMsg)
 			k.takeKept(km)
-			if c := k.get(key); !km.ok || c == nil || c.upto != bigN {
+			if c := k.get(key); !km.ok || c == nil || c.Upto != bigN {
 				b.Fatalf("no kept count: ok=%v err=%v", km.ok, km.err)
 			}
 		}

@@ -136,26 +136,26 @@ func TestBigSessionPaging(t *testing.T) {
 	}
 	req := runner.Build(msgs, sid, "demo/limited", m.c.pol)
 	c := m.counter.get(countKey{sid, "demo/limited"})
-	if c == nil || c.upto != 3000 {
+	if c == nil || c.Upto != 3000 {
 		t.Fatalf("counts not complete: %+v", c)
 	}
-	if len(c.redacted) != req.Report.RedactedMessages || len(c.denied) != len(req.Report.DeniedPaths) || c.unknown != req.Report.UnknownSource {
+	if len(c.Redacted) != req.Report.RedactedMessages || len(c.Denied) != len(req.Report.DeniedPaths) || c.Unknown != req.Report.UnknownSource {
 		t.Fatalf("chunked counts %d redacted, %d denied, %d unknown; one Build says %d, %d, %d",
-			len(c.redacted), len(c.denied), c.unknown, req.Report.RedactedMessages, len(req.Report.DeniedPaths), req.Report.UnknownSource)
+			len(c.Redacted), len(c.Denied), c.Unknown, req.Report.RedactedMessages, len(req.Report.DeniedPaths), req.Report.UnknownSource)
 	}
-	want := fmt.Sprintf("%d of 3000 messages redacted · %d paths denied", len(c.redacted), len(c.denied))
+	want := fmt.Sprintf("%d of 3000 messages redacted · %d paths denied", len(c.Redacted), len(c.Denied))
 	if !strings.Contains(m.statusLine(), want) {
 		t.Fatalf("status %q lacks %q", m.statusLine(), want)
 	}
 
 	// n walks the redactions in order across pages, each at the top.
 	drive(m, keyMsg("g"))
-	for i, seq := range c.redacted[:40] {
+	for i, seq := range c.Redacted[:40] {
 		drive(m, keyMsg("n"))
 		if m.tr.sel != seq || m.tr.top.seq != seq {
 			t.Fatalf("n #%d: current #%d (top #%d), want #%d", i+1, m.tr.sel, m.tr.top.seq, seq)
 		}
-		if !strings.Contains(m.statusLine(), fmt.Sprintf("redaction %d/%d", i+1, len(c.redacted))) {
+		if !strings.Contains(m.statusLine(), fmt.Sprintf("redaction %d/%d", i+1, len(c.Redacted))) {
 			t.Fatalf("status %q", m.statusLine())
 		}
 	}

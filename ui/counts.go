@@ -2,7 +2,6 @@ package ui
 
 import (
 	"runtime"
-	"sort"
 
 	tea "github.com/charmbracelet/bubbletea"
 
@@ -17,29 +16,27 @@ const countChunk = tally.Chunk
 // countKey names a whole-session count: a session seen by a model.
 type countKey struct{ sid, model string }
 
-// counts are whole-session figures for one model, computed by streaming the
-// session through runner.Build in chunks. They grow as chunks arrive; new
-// messages are counted on top (upto says how far they go).
+// counts are whole-session figures for one model (tally.Counts), computed
+// by streaming the session through runner.Build in chunks. They grow as
+// chunks arrive; new messages are counted on top (Upto says how far they go).
 type counts struct {
-	upto     uint64   // Seqs 1..upto are counted
-	redacted []uint64 // Seqs of messages with at least one placeholder
-	unknowns []uint64 // Seqs of messages whose content of unknown source is sent unchecked
-	denied   map[string]struct{}
-	unknown  int // tool results of unknown source
-	sent     int // messages that are sent (events are not)
-	derived  int // spans that repeat denied content (derived = "redact")
-	secrets  int // credentials (secrets = "redact")
+	tally.Counts
 	// chunks are the counted steps' own figures, so that the count can go
 	// back to a message an import revised and count on from there.
 	chunks []chunkFigures
 }
 
-// chunkFigures is what one counted step added to counts.
+// chunkFigures is what one counted step added to counts: a tally.Step
+// whose Seqs are counted, not kept twice.
 type chunkFigures struct {
-	from, to                       uint64
-	redacted, unknowns             int // how many of counts' Seqs it added
-	denied                         []string
-	unknown, sent, derived, secret int
+	step               tally.Step // without its Redacted and Unknowns
+	redacted, unknowns int        // how many of counts' Seqs it added
+}
+
+func figuresOf(st tally.Step) chunkFigures {
+	f := chunkFigures{step: st, redacted: len(st.Redacted), unknowns: len(st.Unknowns)}
+	f.step.Redacted, f.step.Unknowns = nil, nil
+	return f
 }
 
 // countsMsg is one counted chunk.
@@ -81,12 +78,9 @@ type savedMsg struct {
 }
 
 func saveKept(st *session.Store, pol *policy.Policy, key countKey, rev uint64, c *counts) tea.Cmd {
-	tc := tally.Counts{Upto: c.upto, Redacted: c.redacted, Unknowns: c.unknowns, Unknown: c.unknown,
-		Sent: c.sent, Derived: c.derived, Secrets: c.secrets}
-	for p := range c.denied {
-		tc.Denied = append(tc.Denied, p)
-	}
-	sort.Strings(tc.Denied)
+	// A copy of the figures: the counter may count on top while this runs
+	// (appending past what the copy holds).
+	tc := c.Counts
 	return func() tea.Msg {
 		// A count not kept is counted again next time: nothing to report.
 		_ = tally.Save(st, pol, key.sid, key.model, rev, tc)
@@ -153,15 +147,10 @@ func (k *counter) takeKept(km keptMsg) {
 		return
 	}
 	k.version++
-	c := &km.kept.Counts
-	kc := &counts{upto: c.Upto, redacted: c.Redacted, unknowns: c.Unknowns, denied: map[string]struct{}{},
-		unknown: c.Unknown, sent: c.Sent, derived: c.Derived, secrets: c.Secrets}
-	for _, p := range c.Denied {
-		kc.denied[p] = struct{}{}
-	}
+	c := km.kept.Counts
 	// One chunk: a rewind into it counts the whole session again.
-	kc.chunks = []chunkFigures{{from: 1, to: c.Upto, redacted: len(c.Redacted), unknowns: len(c.Unknowns), denied: c.Denied,
-		unknown: c.Unknown, sent: c.Sent, derived: c.Derived, secret: c.Secrets}}
+	kc := &counts{Counts: c, chunks: []chunkFigures{figuresOf(tally.Step{From: 1, To: c.Upto, Redacted: c.Redacted,
+		Unknowns: c.Unknowns, Denied: c.Denied, Unknown: c.Unknown, Sent: c.Sent, Derived: c.Derived, Secrets: c.Secrets})}}
 	k.results[km.key] = kc
 	ks.saved = c.Upto
 }
@@ -198,7 +187,7 @@ func (k *counter) take(cm countsMsg) {
 func (k *counter) mergeNext(key countKey) bool {
 	var upto uint64
 	if c := k.results[key]; c != nil {
-		upto = c.upto
+		upto = c.Upto
 	}
 	steps := k.pending[key]
 	for i, st := range steps {
@@ -214,21 +203,11 @@ func (k *counter) mergeNext(key countKey) bool {
 func (k *counter) merge(key countKey, st tally.Step) {
 	c := k.results[key]
 	if c == nil {
-		c = &counts{denied: map[string]struct{}{}}
+		c = &counts{}
 		k.results[key] = c
 	}
-	c.upto = st.To
-	c.chunks = append(c.chunks, chunkFigures{from: st.From, to: st.To, redacted: len(st.Redacted), unknowns: len(st.Unknowns),
-		denied: st.Denied, unknown: st.Unknown, sent: st.Sent, derived: st.Derived, secret: st.Secrets})
-	c.redacted = append(c.redacted, st.Redacted...)
-	c.unknowns = append(c.unknowns, st.Unknowns...)
-	for _, p := range st.Denied {
-		c.denied[p] = struct{}{}
-	}
-	c.unknown += st.Unknown
-	c.sent += st.Sent
-	c.derived += st.Derived
-	c.secrets += st.Secrets
+	c.Add(st)
+	c.chunks = append(c.chunks, figuresOf(st))
 }
 
 // next starts what counting is due: the steps of the counts in jobs'
@@ -259,10 +238,10 @@ func (k *counter) next(x *tally.Contexts, st *session.Store, pol *policy.Policy,
 		c := k.results[key]
 		upto := k.issued[key]
 		if c != nil {
-			upto = max(upto, c.upto)
+			upto = max(upto, c.Upto)
 		}
 		if upto >= j.count {
-			if c != nil && c.upto >= j.count && ks.valid && ks.saved < c.upto && !k.busy {
+			if c != nil && c.Upto >= j.count && ks.valid && ks.saved < c.Upto && !k.busy {
 				k.busy = true
 				cmds = append(cmds, saveKept(st, pol, key, ks.rev, c))
 			}
@@ -336,31 +315,26 @@ func (k *counter) rewind(sid string, from uint64) {
 	}
 	k.dropIssued(sid)
 	for key, c := range k.results {
-		if key.sid != sid || from > c.upto {
+		if key.sid != sid || from > c.Upto {
 			continue
 		}
 		i := 0
-		for i < len(c.chunks) && c.chunks[i].to < from {
+		for i < len(c.chunks) && c.chunks[i].step.To < from {
 			i++
 		}
 		if i == 0 {
 			delete(k.results, key)
 			continue
 		}
-		kept := &counts{denied: map[string]struct{}{}, chunks: c.chunks[:i:i]}
+		// The kept steps again, their Seqs taken back from c's.
+		kept := &counts{chunks: c.chunks[:i:i]}
 		nr, nu := 0, 0
 		for _, f := range kept.chunks {
-			kept.upto = f.to
+			st := f.step
+			st.Redacted, st.Unknowns = c.Redacted[nr:nr+f.redacted], c.Unknowns[nu:nu+f.unknowns]
 			nr, nu = nr+f.redacted, nu+f.unknowns
-			for _, p := range f.denied {
-				kept.denied[p] = struct{}{}
-			}
-			kept.unknown += f.unknown
-			kept.sent += f.sent
-			kept.derived += f.derived
-			kept.secrets += f.secret
+			kept.Add(st)
 		}
-		kept.redacted, kept.unknowns = c.redacted[:nr:nr], c.unknowns[:nu:nu]
 		k.results[key] = kept
 	}
 	for key := range k.failed {

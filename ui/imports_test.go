@@ -297,7 +297,7 @@ func TestWatchedImportRecountsARevisedTurn(t *testing.T) {
 		"input": map[string]any{"command": "GITHUB_TOKEN=ghp_R9bX2kQm7LpZ4vT8nW1cY6dF3hJ5sA0eG2uI ./deploy"}})})
 	pump(t, m, ch, func() bool {
 		c := m.counter.get(countKey{m.tr.sid, m.c.model})
-		return c != nil && c.upto == 2 && len(c.redacted) == 1
+		return c != nil && c.Upto == 2 && len(c.Redacted) == 1
 	})
 	if s := m.statusLine(); !strings.Contains(s, "1 of 2 messages redacted") || !strings.Contains(s, "1 secret") {
 		t.Fatalf("after the revision: %q", s)
@@ -337,7 +337,7 @@ func TestCountsRewind(t *testing.T) {
 			return "none"
 		}
 		return fmt.Sprintf("upto %d, %d redacted (last %v), %d unknowns, %d denied, unknown %d, sent %d, derived %d, secrets %d",
-			c.upto, len(c.redacted), c.redacted[len(c.redacted)-1], len(c.unknowns), len(c.denied), c.unknown, c.sent, c.derived, c.secrets)
+			c.Upto, len(c.Redacted), c.Redacted[len(c.Redacted)-1], len(c.Unknowns), len(c.Denied), c.Unknown, c.Sent, c.Derived, c.Secrets)
 	}
 	fresh := New(fixtureConfig(t, st, "demo/limited"))
 	drive(fresh, fresh.Init()())
@@ -348,8 +348,8 @@ func TestCountsRewind(t *testing.T) {
 	}
 	for _, from := range []uint64{1, 1024, 1025, 2000, 2509} {
 		fresh.counter.rewind(hunt, from)
-		if c := fresh.counter.get(countKey{hunt, "demo/limited"}); c != nil && c.upto >= from {
-			t.Fatalf("rewind to %d left %d counted", from, c.upto)
+		if c := fresh.counter.get(countKey{hunt, "demo/limited"}); c != nil && c.Upto >= from {
+			t.Fatalf("rewind to %d left %d counted", from, c.Upto)
 		}
 		drive(fresh, tea.WindowSizeMsg{Width: 120, Height: 40}) // any message: the counting goes on
 		if got := figures(fresh); got != want {

@@ -211,7 +211,7 @@ func (m *Model) syncWalkHelp() {
 
 func (m *Model) redactionStatus(found, wrapped bool) {
 	c := m.counter.get(countKey{m.tr.sid, m.c.model})
-	counting := c == nil || c.upto < m.tr.count
+	counting := c == nil || c.Upto < m.tr.count
 	switch {
 	case !found && counting:
 		m.setStatus("still counting; try again in a moment", false)

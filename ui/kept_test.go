@@ -21,7 +21,7 @@ func TestCountsKeptAcrossRestarts(t *testing.T) {
 	drive(first, first.Init()())
 	drive(first, tea.WindowSizeMsg{Width: 120, Height: 40})
 	c1 := first.counter.get(countKey{sid, "demo/limited"})
-	if c1 == nil || c1.upto != 2500 || len(c1.redacted) == 0 {
+	if c1 == nil || c1.Upto != 2500 || len(c1.Redacted) == 0 {
 		t.Fatalf("first run's counts: %+v", c1)
 	}
 
@@ -33,14 +33,14 @@ func TestCountsKeptAcrossRestarts(t *testing.T) {
 		runCounting(second, cmd, &steps)
 	}
 	c2 := second.counter.get(countKey{sid, "demo/limited"})
-	if c2 == nil || c2.upto != 2500 {
+	if c2 == nil || c2.Upto != 2500 {
 		t.Fatalf("second run's counts: %+v", c2)
 	}
 	if steps != 0 {
 		t.Fatalf("the second run counted %d steps; the kept count should have been read", steps)
 	}
-	if !reflect.DeepEqual(c2.redacted, c1.redacted) || !reflect.DeepEqual(c2.denied, c1.denied) || c2.unknown != c1.unknown || c2.sent != c1.sent {
-		t.Fatalf("kept counts differ: %d/%d redacted, %d/%d denied", len(c2.redacted), len(c1.redacted), len(c2.denied), len(c1.denied))
+	if !reflect.DeepEqual(c2.Redacted, c1.Redacted) || !reflect.DeepEqual(c2.Denied, c1.Denied) || c2.Unknown != c1.Unknown || c2.Sent != c1.Sent {
+		t.Fatalf("kept counts differ: %d/%d redacted, %d/%d denied", len(c2.Redacted), len(c1.Redacted), len(c2.Denied), len(c1.Denied))
 	}
 }
 
@@ -103,12 +103,12 @@ func TestCountStepsOutOfOrder(t *testing.T) {
 		return k.get(countKey{sid, "demo/limited"})
 	}
 	one, many := run(1, false), run(4, true)
-	if one == nil || many == nil || one.upto != 5*countChunk+100 || many.upto != one.upto {
+	if one == nil || many == nil || one.Upto != 5*countChunk+100 || many.Upto != one.Upto {
 		t.Fatalf("counts: one at a time %+v, four at once %+v", one, many)
 	}
-	if !reflect.DeepEqual(one.redacted, many.redacted) || !reflect.DeepEqual(one.denied, many.denied) ||
-		one.unknown != many.unknown || one.sent != many.sent || len(one.chunks) != len(many.chunks) {
-		t.Fatalf("out of order: %d/%d redacted, %d/%d denied, %d/%d sent", len(many.redacted), len(one.redacted), len(many.denied), len(one.denied), many.sent, one.sent)
+	if !reflect.DeepEqual(one.Redacted, many.Redacted) || !reflect.DeepEqual(one.Denied, many.Denied) ||
+		one.Unknown != many.Unknown || one.Sent != many.Sent || len(one.chunks) != len(many.chunks) {
+		t.Fatalf("out of order: %d/%d redacted, %d/%d denied, %d/%d sent", len(many.Redacted), len(one.Redacted), len(many.Denied), len(one.Denied), many.Sent, one.Sent)
 	}
 }
 

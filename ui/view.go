@@ -244,30 +244,30 @@ func (m *Model) statusLine() string {
 	} else if narrow {
 		// Narrow, the security counts come first and short, before where
 		// the view is: cut, the line loses the position, not the counts.
-		s := fmt.Sprintf("%d/%d redacted · %d denied", len(c.redacted), t.count, len(c.denied))
-		if c.derived > 0 {
-			s += fmt.Sprintf(" · %d derived", c.derived)
+		s := fmt.Sprintf("%d/%d redacted · %d denied", len(c.Redacted), t.count, len(c.Denied))
+		if c.Derived > 0 {
+			s += fmt.Sprintf(" · %d derived", c.Derived)
 		}
-		if c.secrets > 0 {
-			s += " · " + plural(c.secrets, "secret", "secrets")
+		if c.Secrets > 0 {
+			s += " · " + plural(c.Secrets, "secret", "secrets")
 		}
-		s += fmt.Sprintf(" · %d unknown", c.unknown)
-		if c.upto < t.count {
-			s += fmt.Sprintf(" (counted %d)", c.upto)
+		s += fmt.Sprintf(" · %d unknown", c.Unknown)
+		if c.Upto < t.count {
+			s += fmt.Sprintf(" (counted %d)", c.Upto)
 		}
 		parts = append(parts, s)
 	} else {
-		s := fmt.Sprintf("%d of %s redacted · %s denied", len(c.redacted), plural(int(t.count), "message", "messages"), plural(len(c.denied), "path", "paths"))
+		s := fmt.Sprintf("%d of %s redacted · %s denied", len(c.Redacted), plural(int(t.count), "message", "messages"), plural(len(c.Denied), "path", "paths"))
 		// Only when there are any: a narrow status line has no room to spare.
-		if c.derived > 0 {
-			s += fmt.Sprintf(" · %d derived", c.derived)
+		if c.Derived > 0 {
+			s += fmt.Sprintf(" · %d derived", c.Derived)
 		}
-		if c.secrets > 0 {
-			s += " · " + plural(c.secrets, "secret", "secrets")
+		if c.Secrets > 0 {
+			s += " · " + plural(c.Secrets, "secret", "secrets")
 		}
-		s += fmt.Sprintf(" · %d of unknown source", c.unknown)
-		if c.upto < t.count {
-			s += fmt.Sprintf(" (counted %d of %d)", c.upto, t.count)
+		s += fmt.Sprintf(" · %d of unknown source", c.Unknown)
+		if c.Upto < t.count {
+			s += fmt.Sprintf(" (counted %d of %d)", c.Upto, t.count)
 		}
 		parts = append(parts, s)
 	}

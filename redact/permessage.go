@@ -93,3 +93,20 @@ func StoredSpans(stored, sent *session.Message) map[int][]session.Filtered {
 	}
 	return out
 }
+
+// Placeholders counts what redaction replaced in a sent message: parts
+// replaced whole, and spans replaced inside parts (derived content,
+// credentials). nil counts none.
+func Placeholders(m *session.Message) int {
+	if m == nil {
+		return 0
+	}
+	n := 0
+	for i := range m.Parts {
+		if m.Parts[i].Redacted {
+			n++
+		}
+		n += len(m.Parts[i].Filtered)
+	}
+	return n
+}

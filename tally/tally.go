@@ -55,7 +55,7 @@ func Count(x *Contexts, st *session.Store, pol *policy.Policy, sid, model string
 		return out, err
 	}
 	for i := range req.History {
-		if redactedParts(&req.History[i]) > 0 {
+		if redact.Placeholders(&req.History[i]) > 0 {
 			out.Redacted = append(out.Redacted, req.History[i].Seq)
 		}
 	}
@@ -70,19 +70,6 @@ func Count(x *Contexts, st *session.Store, pol *policy.Policy, sid, model string
 	out.Unknown, out.Sent = req.Report.UnknownSource, req.Report.Messages
 	out.Derived, out.Secrets = req.Report.Derived, req.Report.Secrets
 	return out, nil
-}
-
-// redactedParts counts a sent message's placeholders: parts replaced, and
-// spans replaced inside parts.
-func redactedParts(m *session.Message) int {
-	n := 0
-	for _, p := range m.Parts {
-		if p.Redacted {
-			n++
-		}
-		n += len(p.Filtered)
-	}
-	return n
 }
 
 // Counts are the figures of messages 1..Upto.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/scrim-dev/scrim/internal/termsafe"
+	"github.com/scrim-dev/scrim/redact"
 	"github.com/scrim-dev/scrim/session"
 )
 
@@ -91,8 +92,8 @@ func (s *styles) headerSegs(segs []seg, v sideView, seq uint64, base *session.Me
 	case v.note != "":
 	case unknownShown(base, v):
 		segs = append(segs, seg{text: " · ? unknown source", ink: s.Unknown})
-	case v.sent && countRedacted(v.msg) > 0:
-		n := countRedacted(v.msg)
+	case v.sent && redact.Placeholders(v.msg) > 0:
+		n := redact.Placeholders(v.msg)
 		segs = append(segs, seg{text: " · ◆ " + plural(n, "placeholder", "placeholders"), ink: s.Unknown})
 	case !v.sent && (v.whole || len(v.denied) > 0):
 		segs = append(segs, seg{text: " · ✗ withheld from tier " + inertLine(v.tier), ink: s.Err})
@@ -106,7 +107,7 @@ func (s *styles) headerSegs(segs []seg, v sideView, seq uint64, base *session.Me
 // source: it is, and what is shown of it is not withheld.
 func unknownShown(m *session.Message, v sideView) bool {
 	_, unknown := m.Unknown()
-	return unknown && !(v.sent && countRedacted(v.msg) > 0) && !(!v.sent && (v.whole || len(v.denied) > 0 || len(v.spans) > 0))
+	return unknown && !(v.sent && redact.Placeholders(v.msg) > 0) && !(!v.sent && (v.whole || len(v.denied) > 0 || len(v.spans) > 0))
 }
 
 func spanCount(spans map[int][]session.Filtered) int {
@@ -187,22 +188,6 @@ func (s *styles) bodySegs(segs []seg, v sideView, m *session.Message) []seg {
 		}
 	}
 	return segs
-}
-
-// countRedacted counts m's placeholders: parts replaced, and placeholders
-// inside parts (derived content, credentials).
-func countRedacted(m *session.Message) int {
-	if m == nil {
-		return 0
-	}
-	n := 0
-	for i := range m.Parts {
-		if m.Parts[i].Redacted {
-			n++
-		}
-		n += len(m.Parts[i].Filtered)
-	}
-	return n
 }
 
 // partSpans returns where part i's text holds placeholders (sent side) or

@@ -117,7 +117,7 @@ func (p *Policy) shareTeamCache() {
 		if len(t.DenyFiles) > 0 {
 			t.team = p.team
 			for _, f := range t.DenyFiles {
-				t.teamMask |= f.bit()
+				t.teamMask |= f.mask
 			}
 		}
 	}
@@ -283,7 +283,7 @@ func (c *teamCache) chainOf(path string) *chain {
 	}
 	for _, e := range append(ch.dirs[:len(ch.dirs):len(ch.dirs)], ch.glob) {
 		for _, tf := range e.files {
-			ch.present |= tf.Format.bit()
+			ch.present |= tf.Format.mask
 		}
 	}
 	if root := ch.root(); root != "" {
@@ -342,7 +342,7 @@ func (c *teamCache) deny(mask uint16, path string) (Decision, bool) {
 	}
 	v := &pathView{path: path, rootLen: ch.rootLen, hasRoot: ch.hasRoot}
 	for _, f := range TeamFormats {
-		if mask&f.bit() == 0 {
+		if mask&f.mask == 0 {
 			continue
 		}
 		if h, ok := ch.denies(f, v); ok {

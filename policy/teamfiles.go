@@ -39,7 +39,7 @@ type TeamFormat struct {
 	inDir  []string
 	home   []string
 	system []string
-	mask   uint16 // its bit: set by init
+	mask   uint16 // its bit in a tier's mask of formats: set by init
 }
 
 // TeamFormats are the formats deny_files knows, in the order "*" lists them.
@@ -58,9 +58,6 @@ var TeamFormats = []*TeamFormat{
 		home:   []string{".claude/settings.json"},
 		system: []string{"/etc/claude-code/managed-settings.json", "/Library/Application Support/ClaudeCode/managed-settings.json"}},
 }
-
-// bit is the format's place in a tier's mask of formats.
-func (f *TeamFormat) bit() uint16 { return f.mask }
 
 func init() {
 	for i, f := range TeamFormats {
@@ -175,16 +172,14 @@ func readBounded(path string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	data := make([]byte, 0, 4096)
-	buf := bytes.NewBuffer(data)
-	n, err := buf.ReadFrom(io.LimitReader(f, maxTeamFile+1))
+	data, err := io.ReadAll(io.LimitReader(f, maxTeamFile+1))
 	if err != nil {
 		return nil, err
 	}
-	if n > maxTeamFile {
+	if len(data) > maxTeamFile {
 		return nil, fmt.Errorf("larger than %d MiB: not a team file", maxTeamFile>>20)
 	}
-	return buf.Bytes(), nil
+	return data, nil
 }
 
 // plainErr drops the "open PATH:" that os errors repeat.

@@ -290,7 +290,7 @@ func TestDemoCommandOpensLimitedAndCleansUp(t *testing.T) {
 	isolate(t)
 	tmp := t.TempDir()
 	setenv(t, "TMPDIR", tmp)
-	stdout := demoFirstScreen(t, "demo")
+	stdout := demoFirstScreen(t, []string{`trust tier "limited" does not have read`}, "demo")
 	for _, want := range []string{"Sent to demo/limited", `trust tier "limited" does not have read`} {
 		if !strings.Contains(stdout, want) {
 			t.Fatalf("first screen lacks %q:\n%s", want, stdout)
@@ -320,9 +320,10 @@ func (s *syncBuffer) String() string {
 }
 
 // demoFirstScreen runs scrim with args (a demo) in process on a 160x45
-// screen, quits once the first screen with a session is drawn, and returns
-// all it drew.
-func demoFirstScreen(t *testing.T, args ...string) string {
+// screen, quits once the first screen with a session is drawn (its counts,
+// and whatever else until names: the counts can come before the sent side
+// is built), and returns all it drew.
+func demoFirstScreen(t *testing.T, until []string, args ...string) string {
 	t.Helper()
 	setenv(t, "COLUMNS", "160")
 	setenv(t, "LINES", "45")
@@ -334,7 +335,16 @@ func demoFirstScreen(t *testing.T, args ...string) string {
 		done <- Main(args, Env{LookupEnv: lookup(t), Stdin: in, Stdout: out, Stderr: &errb})
 	}()
 	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(out.String(), "messages redacted") {
+	drawn := func() bool {
+		s := out.String()
+		for _, u := range append([]string{"messages redacted"}, until...) {
+			if !strings.Contains(s, u) {
+				return false
+			}
+		}
+		return true
+	}
+	for !drawn() {
 		if time.Now().After(deadline) {
 			t.Fatalf("no first screen:\n%s\n%s", out.String(), errb.String())
 		}

@@ -81,7 +81,7 @@ func TestCompletion(t *testing.T) {
 func TestDemoOpensWithTheModelGiven(t *testing.T) {
 	t.Parallel()
 	setenv(t, "TMPDIR", t.TempDir())
-	if s := demoFirstScreen(t, "demo", "--model", "demo/public"); !strings.Contains(s, "Sent to demo/public") || strings.Contains(s, "Sent to demo/limited") {
+	if s := demoFirstScreen(t, nil, "demo", "--model", "demo/public"); !strings.Contains(s, "Sent to demo/public") || strings.Contains(s, "Sent to demo/limited") {
 		t.Fatalf("first screen is not demo/public's:\n%s", s)
 	}
 }

@@ -136,7 +136,8 @@ func TestGolden(t *testing.T) {
 			s.waitFrame("#7/9")
 		}},
 		{"narrow_stored_80x24", "demo/limited", 80, 24, func(s *prog) {
-			s.waitFrame("2/9 redacted", "Sent to demo/limited")
+			// Built, not only counted: the stored side marks what is withheld.
+			s.waitFrame("2/9 redacted", "Sent to demo/limited", "✖ [Content from")
 			s.press("s")
 			s.waitFrame("Stored  (s: sent)")
 			s.press("n")

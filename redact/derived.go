@@ -5,9 +5,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"unsafe"
-
-	"github.com/coregx/ahocorasick"
 
 	"github.com/scrim-dev/scrim/policy"
 	"github.com/scrim-dev/scrim/session"
@@ -17,42 +14,11 @@ import (
 // fingerprints to look for in everything else that is sent, each with the
 // path it came from. It is read-only once built and safe for concurrent use.
 type Derived struct {
-	label string
-	fps   []fingerprint
-	// The matcher looks for anchors: anchorLen bytes from the middle of
-	// each fingerprint (all of it, when shorter). An anchor found is
-	// checked against the fingerprints it is the anchor of. Anchors keep the
-	// automaton small however long the lines are (its size is bounded by
-	// anchorLen bytes a fingerprint), and the middle of a line is where
-	// lines differ: code shares beginnings (`return fmt.Errorf(`) and
-	// endings, and anchors at the start made every such line of an allowed
-	// file a hit to check (measured: a third of a 20,000-message preview).
-	ac      *ahocorasick.Automaton
-	buckets []bucket // by anchor
-	shorter int      // the shortest fingerprint's length
+	label   string
+	fps     []fingerprint
+	win     windows // finds them (windows.go)
+	shorter int     // the shortest fingerprint's length
 }
-
-// bucket is the fingerprints of one anchor. Most hold one or a few, checked
-// one by one; generated or repetitive content (a thousand `KEY_n=…` lines)
-// puts many behind one anchor, and those are looked up by their text, one
-// lookup for each place and length they have.
-type bucket struct {
-	few    []int32 // when there are few
-	groups []group // when there are many
-}
-
-type group struct {
-	at, n int // where the anchor is in these fingerprints, and their length
-	fps   map[string]int32
-}
-
-// manyFingerprints is where a bucket stops comparing one by one.
-const manyFingerprints = 8
-
-const anchorLen = 16
-
-// anchorAt is where a fingerprint's anchor starts in it.
-func anchorAt(text string) int { return max(0, (len(text)-anchorLen)/2) }
 
 type fingerprint struct {
 	text string
@@ -184,45 +150,10 @@ func build(c *candidates, label string) *Derived {
 }
 
 func newDerived(fps []fingerprint, label string) *Derived {
-	d := &Derived{label: label, fps: fps, shorter: len(fps[0].text)}
-	index := map[string]int32{}
-	var anchors []string
-	for i, f := range fps {
-		at := anchorAt(f.text)
-		a := f.text[at:min(at+anchorLen, len(f.text))]
-		k, ok := index[a]
-		if !ok {
-			k = int32(len(anchors))
-			index[a] = k
-			anchors = append(anchors, a)
-			d.buckets = append(d.buckets, bucket{})
-		}
-		d.buckets[k].few = append(d.buckets[k].few, int32(i))
+	d := &Derived{label: label, fps: fps, win: newWindows(fps), shorter: len(fps[0].text)}
+	for _, f := range fps {
 		d.shorter = min(d.shorter, len(f.text))
 	}
-	for k := range d.buckets {
-		b := &d.buckets[k]
-		if len(b.few) <= manyFingerprints {
-			continue
-		}
-		for _, i := range b.few {
-			t := fps[i].text
-			at := anchorAt(t)
-			j := slices.IndexFunc(b.groups, func(g group) bool { return g.at == at && g.n == len(t) })
-			if j < 0 {
-				b.groups = append(b.groups, group{at: at, n: len(t), fps: map[string]int32{}})
-				j = len(b.groups) - 1
-			}
-			b.groups[j].fps[t] = i
-		}
-		b.few = nil
-	}
-	ac, err := ahocorasick.NewBuilder().AddStrings(anchors).Build()
-	if err != nil {
-		// Only an empty pattern list fails, and there is at least one.
-		panic("redact: build matcher: " + err.Error())
-	}
-	d.ac = ac
 	return d
 }
 
@@ -239,29 +170,11 @@ func (d *Derived) match(s string, spans []span) []span {
 	if d == nil || len(s) < d.shorter {
 		return spans
 	}
-	b := unsafe.Slice(unsafe.StringData(s), len(s)) // read only
-	add := func(start int, i int32) {
+	d.win.each(s, d.fps, func(start int, i int32) bool {
 		f := &d.fps[i]
 		spans = append(spans, span{start: start, end: start + len(f.text), kind: "derived", path: f.path, placeholder: f.placeholder})
-	}
-	for _, m := range d.ac.FindAllOverlapping(b) {
-		bk := &d.buckets[m.PatternID]
-		for _, i := range bk.few {
-			t := d.fps[i].text
-			start := m.Start - anchorAt(t)
-			if start >= 0 && start+len(t) <= len(s) && s[start:start+len(t)] == t {
-				add(start, i)
-			}
-		}
-		for _, g := range bk.groups {
-			start := m.Start - g.at
-			if start >= 0 && start+g.n <= len(s) {
-				if i, ok := g.fps[s[start:start+g.n]]; ok {
-					add(start, i)
-				}
-			}
-		}
-	}
+		return true
+	})
 	return spans
 }
 

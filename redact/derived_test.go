@@ -249,15 +249,18 @@ func TestDerivedAndSecretsOnRealToolResults(t *testing.T) {
 }
 
 // TestMatchManyBehindOneAnchor: generated content puts many fingerprints
-// behind one anchor (the middle of a thousand alike lines); each is still
-// found exactly where it is, as a plain search finds it.
+// behind one anchor (the middle of a thousand alike lines, the window they
+// are filed under); each is still found exactly where it is, as a plain
+// search finds it.
 func TestMatchManyBehindOneAnchor(t *testing.T) {
+	// The middle of each, where its windows are: as long as the windows of
+	// the longest class span.
+	const middle = "shared-middle-part-of-the-value:0123456"
 	var fps []fingerprint
 	for i := range 40 {
-		// Lengths and places of the anchor vary; the middle is shared.
-		text := fmt.Sprintf("KEY_%02d=", i) + "shared-middle-part-of-the-value" + fmt.Sprintf("-%02d", i)
+		text := fmt.Sprintf("K%02d=", i) + middle + fmt.Sprintf("-%02d;", i)
 		if i%4 == 0 {
-			text = "<" + text + ">" // another length and place behind the same anchor
+			text = "<" + text + ">" // another length and place of the window
 		}
 		fps = append(fps, fingerprint{text: text, path: "/p", placeholder: "[P]"})
 	}
@@ -270,8 +273,14 @@ func TestMatchManyBehindOneAnchor(t *testing.T) {
 		}
 	}
 	d := newDerived(unique, "x")
-	if len(d.buckets) != 1 || len(d.buckets[0].groups) != 2 {
-		t.Fatalf("the fingerprints do not share anchors as meant: %d buckets", len(d.buckets))
+	used := 0
+	for _, s := range d.win.slots[0] {
+		if s != 0 {
+			used++
+		}
+	}
+	if c := windowClasses[0]; len(middle) != c.w+c.k-1 || used != c.k {
+		t.Fatalf("the fingerprints are filed under %d hashes, not the %d windows they share", used, c.k)
 	}
 	hay := "noise " + unique[3].text + " and " + unique[17].text + "\n" + unique[3].text[1:] + " " + unique[len(unique)-1].text
 	got := map[[2]int]bool{}

@@ -1,0 +1,60 @@
+package redact
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// FuzzWindows holds the window matcher to a plain search: for fingerprints
+// cut from the fuzzer's text (every class of length, repeated and
+// overlapping ones), match finds each occurrence of each, exactly once.
+func FuzzWindows(f *testing.F) {
+	f.Add("KEY_1=abcdefgh\nKEY_2=abcdefgh\n", "the value abcdefgh and KEY_1=abcdefgh", uint8(3))
+	f.Add(strings.Repeat("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n", 2), strings.Repeat("a", 200), uint8(1))
+	f.Add("func openVault(masterKeyMaterial string) error {\n\treturn nil\n}\nsix666\n", "x func openVault(masterKeyMaterial string) error {y six666 openVault(masterKeyMaterial", uint8(5))
+	f.Fuzz(func(t *testing.T, pieces, hay string, cut uint8) {
+		// Fingerprints: each line of pieces, and pieces of it cut at a
+		// few lengths, so that lengths on both sides of every class's
+		// bound come up.
+		seen := map[string]bool{}
+		var fps []fingerprint
+		add := func(s string) {
+			if len(s) >= minValue && !seen[s] {
+				seen[s] = true
+				fps = append(fps, fingerprint{text: s, path: "/p", placeholder: "[P]"})
+			}
+		}
+		for line := range strings.SplitSeq(pieces, "\n") {
+			add(line)
+			for _, c := range windowClasses {
+				if n := c.w + c.k - 1 - int(cut%3); n > 0 && n <= len(line) {
+					add(line[:n])
+					add(line[len(line)-n:])
+				}
+			}
+		}
+		if len(fps) == 0 {
+			return
+		}
+		d := newDerived(fps, "x")
+		got := map[[2]int]int{}
+		for _, sp := range d.match(hay, nil) {
+			got[[2]int{sp.start, sp.end}]++
+		}
+		want := map[[2]int]int{}
+		for _, f := range fps {
+			for at := 0; ; {
+				i := strings.Index(hay[at:], f.text)
+				if i < 0 {
+					break
+				}
+				want[[2]int{at + i, at + i + len(f.text)}]++
+				at += i + 1
+			}
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("fingerprints %q in %q: got %v, want %v", fps, hay, got, want)
+		}
+	})
+}

@@ -30,8 +30,9 @@ import (
 // hashes fits in the processor's cache.
 type windows struct {
 	classes []int // the classes (of windowClasses) with something filed, in order
-	// A bit per hash filed, for each class: bit h >> fshift of filter
-	// (most windows of a text are not filed: one bit tells).
+	// For each class, two bits per hash filed, both in word h >> fshift of
+	// filter (bits h%64 and h/64%64): most windows of a text are not filed,
+	// and one read tells.
 	filter [len(windowClasses)][]uint64
 	fshift [len(windowClasses)]uint
 	// For each class, open addressing by h >> sshift: the low 32 bits of a
@@ -63,7 +64,7 @@ type entry struct {
 // (w+k-1 bytes). Longer windows are rarer in a text, so fewer of them are
 // true anchors to check; shorter fingerprints need shorter windows and
 // smaller strides. The shortest fingerprint (a value) is minValue bytes.
-var windowClasses = [...]struct{ w, k int }{{32, 8}, {24, 4}, {16, 4}, {8, 4}, {minValue, 1}}
+var windowClasses = [...]struct{ w, k int }{{32, 8}, {24, 4}, {16, 4}, {8, 4}, {minValue, 2}}
 
 // windowHash is the hash of the window of class c at b[i:] (in bounds): its
 // top bits depend on every byte of the window.
@@ -75,7 +76,8 @@ func windowHash(b []byte, i, c int) uint64 {
 	le := binary.LittleEndian
 	w := windowClasses[c].w
 	if w < 8 {
-		return (uint64(le.Uint32(b[i:])) | uint64(le.Uint16(b[i+4:]))<<32 | uint64(w)<<56) * k1
+		h := (uint64(le.Uint32(b[i:])) | uint64(le.Uint16(b[i+4:]))<<32 | uint64(w)<<56) * k1
+		return h ^ h>>32
 	}
 	h := uint64(w) * k1
 	j := i
@@ -85,7 +87,7 @@ func windowHash(b []byte, i, c int) uint64 {
 	if j < i+w { // the rest, as the high bytes of the window's last 8
 		h = (h ^ le.Uint64(b[i+w-8:])>>(8*(8-(i+w-j)))) * k2
 	}
-	return h
+	return h ^ h>>32 // the low bits, which pick the filter's bits, from all of them
 }
 
 func newWindows(fps []fingerprint) windows {
@@ -113,8 +115,8 @@ func newWindows(fps []fingerprint) windows {
 	for c, n := range filed {
 		if n > 0 {
 			w.classes = append(w.classes, c)
-			fbits := max(12, bits.Len(uint(8*n)))
-			w.filter[c], w.fshift[c] = make([]uint64, 1<<fbits/64), uint(64-fbits)
+			wbits := max(6, bits.Len(uint(filterBits*n/64)))
+			w.filter[c], w.fshift[c] = make([]uint64, 1<<wbits), uint(64-wbits)
 			sbits := max(4, bits.Len(uint(2*n)))
 			w.slots[c], w.sshift[c] = make([]uint64, 1<<sbits), uint(64-sbits)
 		}
@@ -122,13 +124,19 @@ func newWindows(fps []fingerprint) windows {
 	slices.SortFunc(w.entries, func(a, b entry) int { return cmp.Or(cmp.Compare(a.class, b.class), cmp.Compare(a.hash, b.hash)) })
 	for e := range w.entries {
 		h, c := w.entries[e].hash, int(w.entries[e].class)
-		w.filter[c][h>>w.fshift[c]/64] |= 1 << (h >> w.fshift[c] % 64)
+		w.filter[c][h>>w.fshift[c]] |= filterMask(h)
 		if s := w.slotOf(c, h); *s == 0 {
 			*s = uint64(uint32(h))<<32 | uint64(e+1)
 		}
 	}
 	return w
 }
+
+// filterBits is the filter's size in bits per window filed: with two bits
+// set for each, about 3 % of the windows not filed pass it.
+const filterBits = 16
+
+func filterMask(h uint64) uint64 { return 1<<(h%64) | 1<<(h/64%64) }
 
 // ends are the first and the last 8 bytes of b[start:start+n] (n >= 6): a
 // shorter one's first and last 4.
@@ -175,7 +183,7 @@ func (w *windows) each(s string, fps []fingerprint, fn func(start int, fp int32)
 		wc, filter, fshift := windowClasses[c], w.filter[c], w.fshift[c]
 		for i := 0; i+wc.w <= len(b); i += wc.k {
 			h := windowHash(b, i, c)
-			if filter[h>>fshift/64]&(1<<(h>>fshift%64)) == 0 {
+			if m := filterMask(h); filter[h>>fshift]&m != m {
 				continue
 			}
 			sl := *w.slotOf(c, h)

@@ -29,6 +29,9 @@ type Stream struct {
 	gather  *DerivedBuilder // nil: the tier does not redact derived content
 	derived *Derived
 	started bool // Next has been called: gathering is over
+	// finished: derived holds what was gathered; resumed: it holds a kept
+	// gathering instead (Resume).
+	finished, resumed bool
 
 	rep    Report
 	denied map[string]bool // the paths in rep.DeniedPaths
@@ -63,7 +66,7 @@ func (s *Stream) Gather(msgs []session.Message) {
 // before Next: Gather only gathers fingerprints, and once there are any,
 // each must be checked against all content the tier may read (a
 // fingerprint found there too is not distinctive).
-func (s *Stream) Stale() bool { return s.gather != nil && s.gather.Stale() }
+func (s *Stream) Stale() bool { return s.gather != nil && !s.resumed && s.gather.Stale() }
 
 // Recheck checks msgs, the session's next batch read again from its start,
 // against every fingerprint gathered; last says it is the session's last.
@@ -73,8 +76,8 @@ func (s *Stream) Recheck(msgs []session.Message, last bool) {
 }
 
 func (s *Stream) mustGather() {
-	if s.gather == nil || s.started {
-		panic("redact: Stream gathers only for a tier with derived = \"redact\", and only before Next")
+	if s.gather == nil || s.started || s.resumed || s.finished {
+		panic("redact: Stream gathers only for a tier with derived = \"redact\", and only before Next, Gathered or Resume")
 	}
 }
 
@@ -86,7 +89,7 @@ func (s *Stream) Next(msgs []session.Message, findings func(m *session.Message) 
 	if !s.started {
 		s.started = true
 		if s.gather != nil {
-			s.derived = s.gather.Done()
+			s.finishGather()
 		}
 	}
 	out, rep, _ := history(msgs, s.model, s.p, Context{Derived: s.derived, Findings: findings, memo: s.memo, whole: true}, streamLayout, false)

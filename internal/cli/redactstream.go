@@ -11,6 +11,7 @@ import (
 	"github.com/scrim-dev/scrim/redact"
 	"github.com/scrim-dev/scrim/runner"
 	"github.com/scrim-dev/scrim/session"
+	"github.com/scrim-dev/scrim/tally"
 )
 
 // A streaming command reads, redacts and writes a session redactBatch
@@ -44,13 +45,8 @@ const (
 func streamRedacted(st *session.Store, pol *policy.Policy, h session.Header, model string, fn func(stored, sent []session.Message) error) (redact.Report, int, []session.DecodeError, error) {
 	s := redact.NewStream(model, pol)
 	if s.Gathers() {
-		if _, err := readBatches(st, h, func(b []session.Message, _ bool) error { s.Gather(b); return nil }); err != nil {
+		if err := gather(st, pol, h, model, s); err != nil {
 			return redact.Report{}, 0, nil, err
-		}
-		if s.Stale() {
-			if _, err := readBatches(st, h, func(b []session.Message, last bool) error { s.Recheck(b, last); return nil }); err != nil {
-				return redact.Report{}, 0, nil, err
-			}
 		}
 	}
 	read := 0
@@ -130,6 +126,32 @@ func readBatches(st *session.Store, h session.Header, fn func(b []session.Messag
 		return bad, err
 	}
 	return bad, scanErr
+}
+
+// gather readies s, for a tier that redacts derived content, with the
+// fingerprints of what it withholds of the session: the ones kept from an
+// earlier preview of the same content, if they still hold, else by reading
+// the session twice (gathering, then checking what was gathered against
+// the readable content), kept afterwards for the next time. Keeping is
+// best effort: a gathering that cannot be stored is made again next time.
+func gather(st *session.Store, pol *policy.Policy, h session.Header, model string, s *redact.Stream) error {
+	rev, err := st.Revision(h.ID)
+	if err != nil {
+		return err
+	}
+	if kept, ok, err := tally.LoadGathered(st, pol, h.ID, model, rev, h.Count); err == nil && ok && s.Resume(kept) {
+		return nil
+	}
+	if _, err := readBatches(st, h, func(b []session.Message, _ bool) error { s.Gather(b); return nil }); err != nil {
+		return err
+	}
+	if s.Stale() {
+		if _, err := readBatches(st, h, func(b []session.Message, last bool) error { s.Recheck(b, last); return nil }); err != nil {
+			return err
+		}
+	}
+	_ = tally.SaveGathered(st, pol, h.ID, model, rev, h.Count, s.Gathered())
+	return nil
 }
 
 // errStopped ends a read whose batches are no longer wanted.

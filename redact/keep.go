@@ -1,0 +1,201 @@
+package redact
+
+import (
+	"encoding/binary"
+	"errors"
+	"slices"
+)
+
+// gatherRules names the rules a gathering is made with: how fingerprints
+// are cut (fingerprint.go) and which content counts as withheld or as
+// readable (chunk.go, derived.go). A kept gathering made with other rules is
+// not taken: change it with any of them.
+const gatherRules = 1
+
+// Gathered encodes what the Stream's gathering found, to keep beside the
+// session: the fingerprints, each with its path, and every path decision
+// they rest on (the decision of each path the session names). A later
+// Stream of the same content, for the same tier, takes it with Resume
+// instead of reading the session twice more. It is nil for a tier that
+// gathers nothing, and must be called once the gathering passes are done.
+func (s *Stream) Gathered() []byte {
+	if s.gather == nil {
+		return nil
+	}
+	s.finishGather()
+	paths := make([]string, 0, len(s.memo.verdicts))
+	for p := range s.memo.verdicts {
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	b := []byte{gatherRules}
+	b = binary.AppendUvarint(b, uint64(len(paths)))
+	index := make(map[string]uint64, len(paths))
+	for i, p := range paths {
+		index[p] = uint64(i)
+		b = appendString(b, p)
+		b = append(b, boolByte(s.memo.verdicts[p].allowed))
+	}
+	var fps []fingerprint
+	if s.derived != nil {
+		fps = s.derived.fps
+	}
+	b = binary.AppendUvarint(b, uint64(len(fps)))
+	for _, f := range fps {
+		i, ok := index[f.path]
+		if !ok {
+			// Withheld content comes from decided paths only; a
+			// gathering that says otherwise is not kept.
+			return nil
+		}
+		b = appendString(b, f.text)
+		b = binary.AppendUvarint(b, i)
+	}
+	return b
+}
+
+// Resume takes kept, a gathering Gathered encoded for this session's
+// content and tier (the caller checks those: revision, message count and
+// the tier's fingerprint), in place of the gathering passes. Every path it
+// names is decided again, now: the files behind them may have changed
+// (a symlink moved, a team file edited), and a gathering made on other
+// decisions would miss what is now withheld. Only if each decision is the
+// same is it taken; otherwise Resume reports false, and the Stream gathers
+// as usual (the decisions just made are kept: they are current).
+func (s *Stream) Resume(kept []byte) bool {
+	if s.gather == nil || s.started || s.resumed {
+		return false
+	}
+	paths, allowed, fps, err := decodeGathered(kept)
+	if err != nil {
+		return false
+	}
+	d := newDecisionsWith(s.p, s.tier, s.memo)
+	d.batch.Expect(paths)
+	same := true
+	for i, p := range paths {
+		v, ok := s.memo.verdicts[p]
+		if !ok {
+			v = d.decide(p)
+			s.memo.verdicts[p] = v
+		}
+		same = same && v.allowed == allowed[i]
+	}
+	if !same {
+		return false
+	}
+	places := map[string]string{}
+	for i := range fps {
+		f := &fps[i]
+		ph, ok := places[f.path]
+		if !ok {
+			ph = Placeholder(f.path, s.tier.Label)
+			places[f.path] = ph
+		}
+		f.placeholder = ph
+	}
+	if len(fps) > 0 {
+		s.derived = newDerived(fps, s.tier.Label)
+	}
+	s.resumed = true
+	return true
+}
+
+// finishGather makes the fingerprints of what was gathered, once.
+func (s *Stream) finishGather() {
+	if !s.resumed && !s.finished {
+		s.derived = s.gather.Done()
+		s.finished = true
+	}
+}
+
+var errGathered = errors.New("kept gathering cannot be read")
+
+func decodeGathered(b []byte) (paths []string, allowed []bool, fps []fingerprint, err error) {
+	if len(b) == 0 || b[0] != gatherRules {
+		return nil, nil, nil, errGathered
+	}
+	r := keptReader{b: b[1:]}
+	n := r.count()
+	for range n {
+		paths = append(paths, r.string())
+		allowed = append(allowed, r.byte() == 1)
+	}
+	m := r.count()
+	for range m {
+		text := r.string()
+		i := r.uvarint()
+		if r.err == nil && (i >= uint64(len(paths)) || len(text) == 0) {
+			r.err = errGathered
+		}
+		if r.err != nil {
+			break
+		}
+		fps = append(fps, fingerprint{text: text, path: paths[i]})
+	}
+	if r.err != nil || len(r.b) != 0 {
+		return nil, nil, nil, errGathered
+	}
+	return paths, allowed, fps, nil
+}
+
+func appendString(b []byte, s string) []byte {
+	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
+}
+
+func boolByte(v bool) byte {
+	if v {
+		return 1
+	}
+	return 0
+}
+
+// keptReader reads a kept gathering; the first failure sticks.
+type keptReader struct {
+	b   []byte
+	err error
+}
+
+func (r *keptReader) uvarint() uint64 {
+	if r.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		r.err = errGathered
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+// count reads a count of items, each at least a byte long.
+func (r *keptReader) count() uint64 {
+	n := r.uvarint()
+	if n > uint64(len(r.b)) {
+		r.err = errGathered
+		return 0
+	}
+	return n
+}
+
+func (r *keptReader) string() string {
+	n := r.uvarint()
+	if r.err != nil || n > uint64(len(r.b)) {
+		r.err = errGathered
+		return ""
+	}
+	s := string(r.b[:n])
+	r.b = r.b[n:]
+	return s
+}
+
+func (r *keptReader) byte() byte {
+	if r.err != nil || len(r.b) == 0 {
+		r.err = errGathered
+		return 0
+	}
+	c := r.b[0]
+	r.b = r.b[1:]
+	return c
+}

@@ -1,0 +1,104 @@
+package redact
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/scrim-dev/scrim/internal/policytest"
+	"github.com/scrim-dev/scrim/policy"
+	"github.com/scrim-dev/scrim/session"
+)
+
+// gatheredStream redacts msgs with a Stream that resumes from kept if it
+// can, and gathers otherwise; it says which, and what it gathered.
+func gatheredStream(msgs []session.Message, model string, p *policy.Policy, kept []byte) (out []session.Message, rep Report, resumed bool, gathered []byte) {
+	s := NewStream(model, p)
+	if resumed = kept != nil && s.Resume(kept); !resumed {
+		s.Gather(msgs)
+		if s.Stale() {
+			s.Recheck(msgs, true)
+		}
+	}
+	gathered = s.Gathered()
+	out = s.Next(msgs, nil)
+	return out, s.Report(), resumed, gathered
+}
+
+// TestResumeKeptGathering: a kept gathering stands in for the gathering
+// passes only while every decision it rests on is still the one made now.
+// A symlink moved into a denied folder makes a path read before denied: the
+// kept gathering, which had its content as readable, is refused, and the
+// content quoted from it is withheld as History withholds it.
+func TestResumeKeptGathering(t *testing.T) {
+	root, err := policy.Canonical(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const vault = "the launch code is ZX-99-ALPHA-7731 for the east silo"
+	const moved = `const vaultPassphrase = "s3cr3t-horse-battery-staple"`
+	for name, content := range map[string]string{"secrets/vault.txt": vault, "src/conf.go": moved, "secrets/conf.go": moved} {
+		p := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := filepath.Join(root, "current")
+	if err := os.Symlink(filepath.Join(root, "src"), link); err != nil {
+		t.Fatal(err)
+	}
+	read := func(seq uint64, path, text string) session.Message {
+		return session.Message{Seq: seq, Role: session.RoleTool, Meta: session.Meta{SourcePaths: []string{path}},
+			Parts: []session.Part{{Kind: session.PartToolResult, Text: text + "\n", SourcePath: path}}}
+	}
+	msgs := []session.Message{
+		read(1, filepath.Join(root, "secrets/vault.txt"), vault),
+		read(2, filepath.Join(link, "conf.go"), moved),
+		{Seq: 3, Role: session.RoleAssistant, Parts: []session.Part{{Kind: session.PartText,
+			Text: "It says: " + vault + ", and the config has " + moved + "."}}},
+	}
+	pol := policytest.Policy(t, withDerived)
+
+	want, wantRep := History(msgs, "limited/x", pol)
+	got, rep, resumed, kept := gatheredStream(msgs, "limited/x", pol, nil)
+	if resumed || kept == nil || !reflect.DeepEqual(got, want) || !reflect.DeepEqual(rep, wantRep) {
+		t.Fatalf("first preview: resumed %v, kept %d bytes, same as History: %v", resumed, len(kept), reflect.DeepEqual(got, want))
+	}
+	if s := sentText(got); strings.Contains(s, "ZX-99-ALPHA") || !strings.Contains(s, "s3cr3t-horse") {
+		t.Fatalf("fixture: the quote of the denied file must go, the readable one stay: %q", s)
+	}
+
+	got, rep, resumed, _ = gatheredStream(msgs, "limited/x", pol, kept)
+	if !resumed || !reflect.DeepEqual(got, want) || !reflect.DeepEqual(rep, wantRep) {
+		t.Fatalf("nothing changed: resumed %v, same as History %v", resumed, reflect.DeepEqual(got, want))
+	}
+
+	if err := os.Remove(link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(root, "secrets"), link); err != nil {
+		t.Fatal(err)
+	}
+	want, wantRep = History(msgs, "limited/x", pol)
+	got, rep, resumed, _ = gatheredStream(msgs, "limited/x", pol, kept)
+	if resumed {
+		t.Fatal("the kept gathering was taken although a path it decided readable is now denied")
+	}
+	if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(rep, wantRep) {
+		t.Fatalf("after the refusal the result differs from History's:\n%+v\nwant\n%+v", rep, wantRep)
+	}
+	if s := sentText(got); strings.Contains(s, "s3cr3t-horse") {
+		t.Fatalf("the quote of the file now denied is sent: %q", s)
+	}
+
+	for _, bad := range [][]byte{{}, {gatherRules + 1}, kept[:len(kept)/2], append(append([]byte{}, kept...), 0)} {
+		if _, _, resumed, _ := gatheredStream(msgs, "limited/x", pol, bad); resumed {
+			t.Fatalf("a damaged kept gathering (%d bytes) was taken", len(bad))
+		}
+	}
+}

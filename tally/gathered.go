@@ -1,0 +1,60 @@
+package tally
+
+import (
+	"encoding/binary"
+
+	"github.com/scrim-dev/scrim/policy"
+	"github.com/scrim-dev/scrim/session"
+)
+
+// A tier's gathering (the fingerprints of what it withholds of a session,
+// redact.Stream.Gathered) is kept beside the session as a count record, so
+// that the next preview or export of the same session reads the session
+// once instead of three times. The record says what it was made from: the
+// session's revision, how many messages were gathered and the tier's
+// fingerprint; it is taken only when all three still hold exactly (a
+// message appended may withhold content, or show content that makes a
+// fingerprint not distinctive), and the gathering itself has every path
+// decided again before it is used (redact.Stream.Resume).
+
+func gatheredName(tier *policy.Tier) string { return "gathered/" + tier.Name }
+
+const gatheredVersion = 1
+
+// LoadGathered returns the gathering kept for model's tier of session sid
+// if it was made at revision rev, over count messages, with the tier as it
+// is now.
+func LoadGathered(st *session.Store, pol *policy.Policy, sid, model string, rev, count uint64) ([]byte, bool, error) {
+	tier, _ := pol.TierFor(model)
+	if tier == nil {
+		return nil, false, nil
+	}
+	raw, found, err := st.CountRecord(sid, gatheredName(tier))
+	if err != nil || !found {
+		return nil, false, err
+	}
+	if len(raw) == 0 || raw[0] != gatheredVersion {
+		return nil, false, nil
+	}
+	r := &reader{b: raw[1:]}
+	fp := string(r.bytes())
+	gotRev, gotCount := r.uvarint(), r.uvarint()
+	if r.err != nil || fp != pol.Fingerprint(tier) || gotRev != rev || gotCount != count {
+		return nil, false, nil
+	}
+	return r.b, true, nil
+}
+
+// SaveGathered keeps g, model's tier's gathering of session sid's first
+// count messages at revision rev.
+func SaveGathered(st *session.Store, pol *policy.Policy, sid, model string, rev, count uint64, g []byte) error {
+	tier, _ := pol.TierFor(model)
+	if tier == nil || g == nil {
+		return nil
+	}
+	b := []byte{gatheredVersion}
+	b = appendBytes(b, []byte(pol.Fingerprint(tier)))
+	b = binary.AppendUvarint(b, rev)
+	b = binary.AppendUvarint(b, count)
+	return st.PutCountRecord(sid, gatheredName(tier), append(b, g...))
+}

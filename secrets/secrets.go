@@ -10,7 +10,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
+	ahocorasick "github.com/BobuSumisu/aho-corasick"
 	"github.com/rs/zerolog"
 	"github.com/zricethezav/gitleaks/v8/detect"
 	"github.com/zricethezav/gitleaks/v8/logging"
@@ -66,7 +68,7 @@ func load() *detect.Detector {
 // spans that do not overlap (of two that would, the one that starts first,
 // or the longer, is kept).
 func ScanText(s string) []Span {
-	if len(s) < minSecret {
+	if len(s) < minSecret || !mayHold(s) {
 		return nil
 	}
 	fs := load().DetectString(s)
@@ -92,6 +94,74 @@ func ScanText(s string) []Span {
 		w++
 	}
 	return out[:w]
+}
+
+// mayHold reports whether s may hold a secret: whether, lower-cased as
+// gitleaks lower-cases it, it holds a keyword of a rule. gitleaks runs a
+// rule on a text only when the text has one of the rule's keywords (the
+// default rules without any match file paths only, and a text has none),
+// but it finds that out by checking every rule's keywords, one by one, in a
+// map it builds for each text: about 6 µs a text, 85 % of scanning a short
+// one that has none (measured on generated code, 200,000 texts of 40-340
+// bytes: 1.29 s). The keywords are looked for here with one automaton over
+// all of them (the one gitleaks itself uses, github.com/BobuSumisu/aho-corasick);
+// an ASCII text is lower-cased into a reused buffer, any other the way
+// gitleaks does it (strings.ToLower: a few non-ASCII letters lower-case to
+// ASCII ones). FuzzMayHold holds it to the detector.
+func mayHold(s string) bool {
+	kw := loadKeywords()
+	if kw == nil {
+		return true
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return kw.MatchFirstString(strings.ToLower(s)) != nil
+		}
+	}
+	buf := lowerBufs.Get().(*[]byte)
+	b := (*buf)[:0]
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		b = append(b, c)
+	}
+	found := kw.MatchFirst(b) != nil
+	*buf = b
+	lowerBufs.Put(buf)
+	return found
+}
+
+var lowerBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+var (
+	keywordsOnce sync.Once
+	keywords     *ahocorasick.Trie
+)
+
+// loadKeywords is the automaton of every rule's keywords, lower-cased, or
+// nil when the rules are such that a text without a keyword may still hold
+// a secret: a rule with a pattern and no keyword (it runs on every text), or
+// decoding (gitleaks would look for keywords in what it decodes too).
+func loadKeywords() *ahocorasick.Trie {
+	keywordsOnce.Do(func() {
+		d := load()
+		if d.MaxDecodeDepth > 0 {
+			return
+		}
+		var all []string
+		for _, r := range d.Config.Rules {
+			if len(r.Keywords) == 0 && r.Regex != nil {
+				return
+			}
+			for _, k := range r.Keywords {
+				all = append(all, strings.ToLower(k))
+			}
+		}
+		keywords = ahocorasick.NewTrieBuilder().AddStrings(all).Build()
+	})
+	return keywords
 }
 
 // minSecret is shorter than any secret gitleaks' default rules match.

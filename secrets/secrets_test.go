@@ -145,3 +145,35 @@ func TestPlaceholder(t *testing.T) {
 		t.Fatalf("an odd rule name is not kept out: %q", got)
 	}
 }
+
+// FuzzMayHold: a text mayHold rules out holds nothing gitleaks' detector
+// finds, whatever its case and script (the Kelvin sign lower-cases to an
+// ASCII k), so skipping the detector there changes no finding.
+func FuzzMayHold(f *testing.F) {
+	for _, c := range credentials() {
+		f.Add(c.before + c.secret + c.after)
+		f.Add(strings.ToUpper(c.before + c.secret + c.after))
+	}
+	f.Add("API_\u212AEY=" + "Zx8Qw3Lm0Pv7Rt2Yb5Nc9Kd4Hs6Jf1Gg")
+	f.Add("func main() {\n\tfmt.Println(\"hello\")\n}\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		if !mayHold(s) && len(load().DetectString(s)) > 0 {
+			t.Fatalf("mayHold rules out %q, where gitleaks finds %v", s, load().DetectString(s))
+		}
+	})
+}
+
+// TestMayHoldRulesOutCode: the prefilter does rule out ordinary code and
+// prose (it is there to make scanning them cheap), and not a credential.
+func TestMayHoldRulesOutCode(t *testing.T) {
+	for _, s := range []string{"func main() {\n\tfmt.Println(\"hello\")\n}\n", "Let me run the tests again.", "  12\treturn nil, err"} {
+		if mayHold(s) {
+			t.Errorf("mayHold(%q) = true: code without a keyword goes to the detector", s)
+		}
+	}
+	for _, c := range credentials() {
+		if s := c.before + c.secret + c.after; !mayHold(s) {
+			t.Errorf("%s: mayHold(%q) = false", c.name, s)
+		}
+	}
+}

@@ -35,14 +35,15 @@ type windows struct {
 	// and one read tells.
 	filter [len(windowClasses)][]uint64
 	fshift [len(windowClasses)]uint
-	// For each class, open addressing by h >> sshift: the low 32 bits of a
-	// hash, then its first entry plus one (0: empty). The entries are
-	// sorted by class and hash, so those of one hash are side by side, and
+	// For each class, open addressing by the low 32 bits of a hash, its
+	// tag: the tag, then its first entry plus one (0: empty). A class's
+	// entries are sorted by tag, so those of one tag are side by side, and
 	// a slot is one read; a class's table is as small as its entries allow
 	// (short fingerprints' windows are the most often found).
 	slots   [len(windowClasses)][]uint64
 	sshift  [len(windowClasses)]uint
 	entries []entry
+	end     [len(windowClasses)]int // where each class's entries end
 	short   []int32 // fingerprints shorter than any window: searched for plainly
 }
 
@@ -51,12 +52,11 @@ type windows struct {
 // found belong to a line that is not the fingerprint, and those words tell
 // without reading the fingerprint.
 type entry struct {
-	hash       uint64
 	head, tail uint64
-	fp         int32 // the fingerprint
-	at         int32 // where the window starts in it
-	n          int32 // its length
-	class      uint8
+	tag        uint32 // the low 32 bits of the window's hash
+	fp         int32  // the fingerprint
+	at         uint32 // where the window starts in it
+	n          uint32 // its length
 }
 
 // windowClasses are the window lengths and strides, longest first: a
@@ -92,6 +92,12 @@ func windowHash(b []byte, i, c int) uint64 {
 
 func newWindows(fps []fingerprint) windows {
 	var w windows
+	type filing struct {
+		hash  uint64
+		class int
+		e     entry
+	}
+	var all []filing
 	var filed [len(windowClasses)]int
 	for i, f := range fps {
 		c := 0
@@ -108,8 +114,15 @@ func newWindows(fps []fingerprint) windows {
 		b := unsafe.Slice(unsafe.StringData(f.text), len(f.text))
 		head, tail := ends(b, 0, len(b))
 		for o := at; o < at+wc.k; o++ {
-			w.entries = append(w.entries, entry{hash: windowHash(b, o, c), head: head, tail: tail,
-				fp: int32(i), at: int32(o), n: int32(len(b)), class: uint8(c)})
+			h := windowHash(b, o, c)
+			all = append(all, filing{h, c, entry{head: head, tail: tail, tag: uint32(h), fp: int32(i), at: uint32(o), n: uint32(len(b))}})
+		}
+	}
+	slices.SortFunc(all, func(a, b filing) int { return cmp.Or(cmp.Compare(a.class, b.class), cmp.Compare(a.e.tag, b.e.tag)) })
+	var tags [len(windowClasses)]int // distinct tags of each class
+	for k, f := range all {
+		if k == 0 || f.class != all[k-1].class || f.e.tag != all[k-1].e.tag {
+			tags[f.class]++
 		}
 	}
 	for c, n := range filed {
@@ -117,16 +130,17 @@ func newWindows(fps []fingerprint) windows {
 			w.classes = append(w.classes, c)
 			wbits := max(6, bits.Len(uint(filterBits*n/64)))
 			w.filter[c], w.fshift[c] = make([]uint64, 1<<wbits), uint(64-wbits)
-			sbits := max(4, bits.Len(uint(2*n)))
-			w.slots[c], w.sshift[c] = make([]uint64, 1<<sbits), uint(64-sbits)
+			sbits := max(4, bits.Len(uint(tags[c]+tags[c]/2)))
+			w.slots[c], w.sshift[c] = make([]uint64, 1<<sbits), uint(32-sbits)
 		}
 	}
-	slices.SortFunc(w.entries, func(a, b entry) int { return cmp.Or(cmp.Compare(a.class, b.class), cmp.Compare(a.hash, b.hash)) })
-	for e := range w.entries {
-		h, c := w.entries[e].hash, int(w.entries[e].class)
-		w.filter[c][h>>w.fshift[c]] |= filterMask(h)
-		if s := w.slotOf(c, h); *s == 0 {
-			*s = uint64(uint32(h))<<32 | uint64(e+1)
+	w.entries = make([]entry, len(all))
+	for k, f := range all {
+		w.entries[k] = f.e
+		w.end[f.class] = k + 1
+		w.filter[f.class][f.hash>>w.fshift[f.class]] |= filterMask(f.hash)
+		if s := w.slotOf(f.class, f.e.tag); *s == 0 {
+			*s = uint64(f.e.tag)<<32 | uint64(k+1)
 		}
 	}
 	return w
@@ -148,14 +162,13 @@ func ends(b []byte, start, n int) (head, tail uint64) {
 	return le.Uint64(b[start:]), le.Uint64(b[start+n-8:])
 }
 
-// slotOf is the slot of hash h in class c: the one holding its first entry, or the
-// empty one where it would go.
-func (w *windows) slotOf(c int, h uint64) *uint64 {
+// slotOf is the slot of tag in class c: the one holding its first entry,
+// or the empty one where it would go.
+func (w *windows) slotOf(c int, tag uint32) *uint64 {
 	slots := w.slots[c]
 	mask := len(slots) - 1
-	for k := int(h >> w.sshift[c]); ; k = (k + 1) & mask {
-		s := &slots[k]
-		if *s == 0 || uint32(*s>>32) == uint32(h) && w.entries[uint32(*s)-1].hash == h {
+	for k := int(tag >> w.sshift[c]); ; k = (k + 1) & mask {
+		if s := &slots[k]; *s == 0 || uint32(*s>>32) == tag {
 			return s
 		}
 	}
@@ -186,11 +199,13 @@ func (w *windows) each(s string, fps []fingerprint, fn func(start int, fp int32)
 			if m := filterMask(h); filter[h>>fshift]&m != m {
 				continue
 			}
-			sl := *w.slotOf(c, h)
+			tag := uint32(h)
+			sl := *w.slotOf(c, tag)
 			if sl == 0 {
 				continue
 			}
-			for e := int(uint32(sl)) - 1; e < len(w.entries) && w.entries[e].hash == h && int(w.entries[e].class) == c; e++ {
+			// The entries of the tag, up to the next tag or class.
+			for e := int(uint32(sl)) - 1; e < w.end[c] && w.entries[e].tag == tag; e++ {
 				en := &w.entries[e]
 				start := i - int(en.at)
 				if start < 0 || start+int(en.n) > len(b) {

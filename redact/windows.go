@@ -44,6 +44,7 @@ type windows struct {
 	sshift  [len(windowClasses)]uint
 	entries []entry
 	end     [len(windowClasses)]int // where each class's entries end
+	k       [len(windowClasses)]int // each class's stride (windowClasses', or less: windowBudget)
 	short   []int32 // fingerprints shorter than any window: searched for plainly
 }
 
@@ -90,58 +91,84 @@ func windowHash(b []byte, i, c int) uint64 {
 	return h ^ h>>32 // the low bits, which pick the filter's bits, from all of them
 }
 
+// windowBudget bounds the entries filed (32 bytes each): a set of
+// fingerprints that would file more, a long session's thousands of withheld
+// lines, is filed with smaller strides, down to one window each. The search
+// then hashes more places of a text, but the index stays within about
+// 32 MiB however much is withheld (measured: a 300,000-message session with
+// half its reads denied, 360k fingerprints, filed 2.9M windows at full
+// strides, 92 MB).
+var windowBudget = 1 << 20 // a variable for tests
+
 func newWindows(fps []fingerprint) windows {
 	var w windows
-	type filing struct {
-		hash  uint64
-		class int
-		e     entry
-	}
-	var all []filing
-	var filed [len(windowClasses)]int
-	for i, f := range fps {
-		c := 0
-		for c < len(windowClasses) && len(f.text) < windowClasses[c].w+windowClasses[c].k-1 {
-			c++
+	// The strides: windowClasses' own, divided by shrink for a big set.
+	shrink := 1
+	classOf := func(n int) (c, k int) {
+		for c = 0; c < len(windowClasses); c++ {
+			k = max(1, windowClasses[c].k/shrink)
+			if n >= windowClasses[c].w+k-1 {
+				return c, k
+			}
 		}
-		if c == len(windowClasses) {
+		return -1, 0
+	}
+	for ; shrink < 8; shrink *= 2 {
+		n := 0
+		for _, f := range fps {
+			_, k := classOf(len(f.text))
+			n += k
+		}
+		if n <= windowBudget {
+			break
+		}
+	}
+	var byClass [len(windowClasses)][]entry
+	for i, f := range fps {
+		c, k := classOf(len(f.text))
+		if c < 0 {
 			w.short = append(w.short, int32(i))
 			continue
 		}
-		wc := windowClasses[c]
-		filed[c] += wc.k
-		at := (len(f.text) - (wc.w + wc.k - 1)) / 2
+		w.k[c] = k
 		b := unsafe.Slice(unsafe.StringData(f.text), len(f.text))
 		head, tail := ends(b, 0, len(b))
-		for o := at; o < at+wc.k; o++ {
-			h := windowHash(b, o, c)
-			all = append(all, filing{h, c, entry{head: head, tail: tail, tag: uint32(h), fp: int32(i), at: uint32(o), n: uint32(len(b))}})
+		at := (len(b) - (windowClasses[c].w + k - 1)) / 2
+		for o := at; o < at+k; o++ {
+			byClass[c] = append(byClass[c], entry{head: head, tail: tail, tag: uint32(windowHash(b, o, c)), fp: int32(i), at: uint32(o), n: uint32(len(b))})
 		}
 	}
-	slices.SortFunc(all, func(a, b filing) int { return cmp.Or(cmp.Compare(a.class, b.class), cmp.Compare(a.e.tag, b.e.tag)) })
-	var tags [len(windowClasses)]int // distinct tags of each class
-	for k, f := range all {
-		if k == 0 || f.class != all[k-1].class || f.e.tag != all[k-1].e.tag {
-			tags[f.class]++
+	for c := range byClass {
+		n := len(byClass[c])
+		if n == 0 {
+			continue
 		}
-	}
-	for c, n := range filed {
-		if n > 0 {
-			w.classes = append(w.classes, c)
-			wbits := max(6, bits.Len(uint(filterBits*n/64)))
-			w.filter[c], w.fshift[c] = make([]uint64, 1<<wbits), uint(64-wbits)
-			sbits := max(4, bits.Len(uint(tags[c]+tags[c]/2)))
-			w.slots[c], w.sshift[c] = make([]uint64, 1<<sbits), uint(32-sbits)
+		w.classes = append(w.classes, c)
+		wbits := max(6, bits.Len(uint(filterBits*n/64)))
+		w.filter[c], w.fshift[c] = make([]uint64, 1<<wbits), uint(64-wbits)
+		es := byClass[c]
+		slices.SortFunc(es, func(a, b entry) int { return cmp.Compare(a.tag, b.tag) })
+		tags := 0
+		for k := range es {
+			if k == 0 || es[k].tag != es[k-1].tag {
+				tags++
+			}
 		}
-	}
-	w.entries = make([]entry, len(all))
-	for k, f := range all {
-		w.entries[k] = f.e
-		w.end[f.class] = k + 1
-		w.filter[f.class][f.hash>>w.fshift[f.class]] |= filterMask(f.hash)
-		if s := w.slotOf(f.class, f.e.tag); *s == 0 {
-			*s = uint64(f.e.tag)<<32 | uint64(k+1)
+		sbits := max(4, bits.Len(uint(tags+tags/2)))
+		w.slots[c], w.sshift[c] = make([]uint64, 1<<sbits), uint(32-sbits)
+		first := len(w.entries)
+		w.entries = append(w.entries, es...)
+		byClass[c] = nil
+		for k := first; k < len(w.entries); k++ {
+			e := &w.entries[k]
+			fb := unsafe.Slice(unsafe.StringData(fps[e.fp].text), e.n)
+			h := windowHash(fb, int(e.at), c)
+			w.filter[c][h>>w.fshift[c]] |= filterMask(h)
+			if s := w.slotOf(c, e.tag); *s == 0 {
+				*s = uint64(e.tag)<<32 | uint64(k+1)
+			}
 		}
+		w.end[c] = len(w.entries)
 	}
 	return w
 }
@@ -193,8 +220,8 @@ func (w *windows) each(s string, fps []fingerprint, fn func(start int, fp int32)
 	}
 	b := unsafe.Slice(unsafe.StringData(s), len(s)) // read only
 	for _, c := range w.classes {
-		wc, filter, fshift := windowClasses[c], w.filter[c], w.fshift[c]
-		for i := 0; i+wc.w <= len(b); i += wc.k {
+		wc, k, filter, fshift := windowClasses[c], w.k[c], w.filter[c], w.fshift[c]
+		for i := 0; i+wc.w <= len(b); i += k {
 			h := windowHash(b, i, c)
 			if m := filterMask(h); filter[h>>fshift]&m != m {
 				continue

@@ -182,10 +182,13 @@ func preopenTables(dir string) error {
 	}
 	topt := table.Options{
 		ChkMode: opt.ChecksumVerificationMode, BlockSize: opt.BlockSize,
-		Compression: opt.Compression, BloomFalsePositive: opt.BloomFalsePositive,
+		BloomFalsePositive: opt.BloomFalsePositive,
 	}
-	for id := range mf.Tables {
+	for id, tm := range mf.Tables {
 		name := table.IDToFilename(id)
+		// Each table as it was written: stores before 2026-12-01
+		// compressed their tables, and Badger reads them so too.
+		topt.Compression = tm.Compression
 		if err := preopen(filepath.Join(dir, name), topt); err != nil {
 			return damaged(dir, "table %s does not read: %s", name, err)
 		}

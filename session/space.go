@@ -19,9 +19,10 @@ const (
 	// spaceEvery is how many bytes may be written between two looks at
 	// the disk: a look is a statfs, about a microsecond.
 	spaceEvery = 256 << 10
-	// spaceReserve is what must stay free beyond the write itself: a
-	// memtable flushed to a table on close or when it fills (16 MiB, what
-	// the open check asks for too), and what is written between two looks.
+	// spaceReserve is what must stay free beyond the write itself: the
+	// memtables flushed to tables on close or when one fills (two of
+	// 8 MiB: 16 MiB, what the open check asks for too), and what is written
+	// between two looks.
 	// A compaction writes tables through maps too, and one of several big
 	// tables can want more than this: on a disk within a few tens of MiB of
 	// full that can still fault. Sessions' tables are small (1.6 MB for

@@ -11,7 +11,7 @@ import (
 )
 
 // minStoreFree is the free space the store's disk must have before scrim
-// opens it: one memtable (16 MiB), which Badger may have to flush on close.
+// opens it: two memtables (8 MiB each), which Badger may have to flush on close.
 // Badger writes through memory-mapped files, and a write into a mapped page
 // the disk cannot back kills the process with SIGBUS instead of returning
 // "no space left on device": below this, refuse up front with a clear error.

@@ -17,10 +17,11 @@ import (
 	"github.com/scrim-dev/scrim/session"
 )
 
-// cliSecret has no hex digits after its prefix: Badger compresses table
-// blocks (Snappy), and a four-byte run of it that also stood in a random
-// hex ID earlier in a block would be stored as a back reference, hiding it
-// from storeBytesContain.
+// cliSecret has no hex digits after its prefix: were table blocks
+// compressed (Snappy, Badger's default, off in scrim's stores since
+// 2026-12-01), a four-byte run of it that also stood in a random hex ID
+// earlier in a block would be stored as a back reference, hiding it from
+// storeBytesContain.
 const cliSecret = "sk-cli-qwzxjvkmpy"
 
 // toolFixture is a store, a policy file (policytest.Tiers) and a work tree

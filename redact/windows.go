@@ -45,7 +45,7 @@ type windows struct {
 	entries []entry
 	end     [len(windowClasses)]int // where each class's entries end
 	k       [len(windowClasses)]int // each class's stride (windowClasses', or less: windowBudget)
-	short   []int32 // fingerprints shorter than any window: searched for plainly
+	short   []int32                 // fingerprints shorter than any window: searched for plainly
 }
 
 // entry is a window of a fingerprint filed under its hash, with the

@@ -4,8 +4,11 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"runtime/metrics"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/list"
@@ -104,11 +107,30 @@ func Run(cfg Config, in io.Reader, out io.Writer) error {
 // live set (mostly the store's caches) before the collector runs.
 const memoryLimit = 160 << 20
 
-// softMemoryLimit sets memoryLimit unless the user set GOMEMLIMIT. It is
-// soft: a bigger live set only makes the collector run more often.
+// softMemoryLimit sets memoryLimit unless the user set GOMEMLIMIT, and keeps
+// it above the live heap: a session whose fingerprints alone outgrow it (a
+// million messages, half of the reads withheld: 1.2M fingerprints) would
+// otherwise have the collector run without pause, since a limit under the
+// live set makes every allocation a reason to collect (measured: the first
+// count of that session 81 s, most of it marking). Once a second the limit
+// is raised to half again the live heap when that is more.
 func softMemoryLimit() {
-	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(memoryLimit)
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	debug.SetMemoryLimit(memoryLimit)
+	limitOnce.Do(func() { go followLiveHeap() })
+}
+
+var limitOnce sync.Once
+
+func followLiveHeap() {
+	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	for range time.Tick(time.Second) {
+		metrics.Read(live)
+		if live[0].Value.Kind() == metrics.KindUint64 {
+			debug.SetMemoryLimit(max(memoryLimit, int64(live[0].Value.Uint64())*3/2))
+		}
 	}
 }
 

@@ -64,7 +64,9 @@ type entry struct {
 // fingerprint is searched for in the first class it is long enough for
 // (w+k-1 bytes). Longer windows are rarer in a text, so fewer of them are
 // true anchors to check; shorter fingerprints need shorter windows and
-// smaller strides. The shortest fingerprint (a value) is minValue bytes.
+// smaller strides. The shortest fingerprint (a value) is minValue bytes;
+// one of exactly that length is searched for plainly (a stride of 1 for so
+// few was more than half of all the places hashed).
 var windowClasses = [...]struct{ w, k int }{{32, 8}, {24, 4}, {16, 4}, {8, 4}, {minValue, 2}}
 
 // windowHash is the hash of the window of class c at b[i:] (in bounds): its

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"slices"
+
+	"github.com/scrim-dev/scrim/policy"
 )
 
 // gatherRules names the rules a gathering is made with: how fingerprints
@@ -23,8 +25,13 @@ func (s *Stream) Gathered() []byte {
 		return nil
 	}
 	s.finishGather()
-	paths := make([]string, 0, len(s.memo.verdicts))
-	for p := range s.memo.verdicts {
+	return encodeGathered(s.memo, s.derived)
+}
+
+// encodeGathered encodes d and the decisions in m it rests on.
+func encodeGathered(m *memo, d *Derived) []byte {
+	paths := make([]string, 0, len(m.verdicts))
+	for p := range m.verdicts {
 		paths = append(paths, p)
 	}
 	slices.Sort(paths)
@@ -34,11 +41,11 @@ func (s *Stream) Gathered() []byte {
 	for i, p := range paths {
 		index[p] = uint64(i)
 		b = appendString(b, p)
-		b = append(b, boolByte(s.memo.verdicts[p].allowed))
+		b = append(b, boolByte(m.verdicts[p].allowed))
 	}
 	var fps []fingerprint
-	if s.derived != nil {
-		fps = s.derived.fps
+	if d != nil {
+		fps = d.fps
 	}
 	b = binary.AppendUvarint(b, uint64(len(fps)))
 	for _, f := range fps {
@@ -66,39 +73,78 @@ func (s *Stream) Resume(kept []byte) bool {
 	if s.gather == nil || s.started || s.resumed {
 		return false
 	}
-	paths, allowed, fps, err := decodeGathered(kept)
-	if err != nil {
+	d, ok := resume(kept, s.p, s.tier, s.memo)
+	if !ok {
 		return false
 	}
-	d := newDecisionsWith(s.p, s.tier, s.memo)
+	s.derived, s.resumed = d, true
+	return true
+}
+
+// ResumeDerived is Resume for a caller without a Stream (the TUI): the
+// fingerprints kept for model's tier, if every decision they rest on,
+// made again now, is the same; nil and true when there are none.
+func ResumeDerived(kept []byte, model string, p *policy.Policy) (*Derived, bool) {
+	tier, _ := p.TierFor(model)
+	if !tier.RedactsDerived() {
+		return nil, false
+	}
+	return resume(kept, p, tier, &memo{})
+}
+
+// resume decodes kept and decides each of its paths with m (whose
+// decisions stay made); it fails if one differs from the kept one.
+func resume(kept []byte, p *policy.Policy, tier *policy.Tier, m *memo) (*Derived, bool) {
+	paths, allowed, fps, err := decodeGathered(kept)
+	if err != nil {
+		return nil, false
+	}
+	d := newDecisionsWith(p, tier, m)
 	d.batch.Expect(paths)
 	same := true
-	for i, p := range paths {
-		v, ok := s.memo.verdicts[p]
+	for i, path := range paths {
+		v, ok := m.verdicts[path]
 		if !ok {
-			v = d.decide(p)
-			s.memo.verdicts[p] = v
+			v = d.decide(path)
+			m.verdicts[path] = v
 		}
 		same = same && v.allowed == allowed[i]
 	}
 	if !same {
-		return false
+		return nil, false
 	}
 	places := map[string]string{}
 	for i := range fps {
 		f := &fps[i]
 		ph, ok := places[f.path]
 		if !ok {
-			ph = Placeholder(f.path, s.tier.Label)
+			ph = Placeholder(f.path, tier.Label)
 			places[f.path] = ph
 		}
 		f.placeholder = ph
 	}
-	if len(fps) > 0 {
-		s.derived = newDerived(fps, s.tier.Label)
+	if len(fps) == 0 {
+		return nil, true
 	}
-	s.resumed = true
-	return true
+	return newDerived(fps, tier.Label), true
+}
+
+// Remember makes b decide each path once for the pieces added from now on,
+// and keep the decisions for Gathered: for a gathering of a whole session
+// from its start, to be kept. Forget goes back to deciding afresh for each
+// piece, as a builder that lives on while files change must.
+func (b *DerivedBuilder) Remember() { b.memo = &memo{} }
+
+// Forget: see Remember.
+func (b *DerivedBuilder) Forget() { b.memo = nil }
+
+// Gathered encodes d, what b's pieces since Remember gave (Done), and the
+// decisions it rests on, as Stream.Gathered does; nil without Remember.
+func (b *DerivedBuilder) Gathered(d *Derived) []byte {
+	if !b.on || b.memo == nil {
+		return nil
+	}
+	return encodeGathered(b.memo, d)
 }
 
 // finishGather makes the fingerprints of what was gathered, once.

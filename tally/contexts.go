@@ -31,6 +31,10 @@ type derivedEntry struct {
 	b    *redact.DerivedBuilder
 	upto uint64 // Seqs 1..upto are gathered
 	d    *redact.Derived
+	// kept: d was read back from what an earlier gathering kept in the
+	// store (LoadGathered), and b holds nothing; the session grown, it is
+	// gathered again from its start.
+	kept bool
 }
 
 // NewContexts makes an empty Contexts.
@@ -109,6 +113,27 @@ func (x *Contexts) fingerprints(st *session.Store, pol *policy.Policy, sid, mode
 	if h.Count <= e.upto {
 		return e.d, nil
 	}
+	if e.kept {
+		e.b, e.upto, e.d, e.kept = redact.NewDerivedBuilder(model, pol), 0, nil, false
+	}
+	// A gathering from the start: what the last one kept in the store, if
+	// it still holds (redact.ResumeDerived decides its paths again), else
+	// gathered now, and kept for the next start.
+	var rev uint64
+	whole := e.upto == 0
+	if whole {
+		if rev, err = st.Revision(sid); err != nil {
+			return nil, err
+		}
+		if kept, ok, err := LoadGathered(st, pol, sid, model, rev, h.Count); err == nil && ok {
+			if d, ok := redact.ResumeDerived(kept, model, pol); ok {
+				e.d, e.upto, e.kept = d, h.Count, true
+				return e.d, nil
+			}
+		}
+		e.b.Remember()
+		defer e.b.Forget()
+	}
 	chunk := make([]session.Message, 0, Chunk)
 	flush := func() {
 		e.b.Add(chunk)
@@ -143,6 +168,9 @@ func (x *Contexts) fingerprints(st *session.Store, pol *policy.Policy, sid, mode
 	}
 	e.upto = h.Count
 	e.d = e.b.Done()
+	if whole {
+		_ = SaveGathered(st, pol, sid, model, rev, h.Count, e.b.Gathered(e.d)) // a cache: best effort
+	}
 	return e.d, nil
 }
 

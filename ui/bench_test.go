@@ -385,7 +385,10 @@ func BenchmarkPeakMemory(b *testing.B) {
 // the peak excludes building the store.
 func resetPeakRSS() { _ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
 
-func peakRSS() uint64 {
+func peakRSS() uint64 { return procStatus("VmHWM:") }
+
+// procStatus is a size in /proc/self/status (Linux; 0 elsewhere), in bytes.
+func procStatus(field string) uint64 {
 	f, err := os.Open("/proc/self/status")
 	if err != nil {
 		return 0
@@ -393,7 +396,7 @@ func peakRSS() uint64 {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+		if v, ok := strings.CutPrefix(sc.Text(), field); ok {
 			kb, _ := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
 			return kb << 10
 		}
@@ -589,20 +592,6 @@ func BenchmarkFirstCount(b *testing.B) {
 	b.ReportMetric(float64(anon)/(1<<20), "peak-anon-MiB")
 }
 
-// rssAnon is the process's anonymous resident memory (Linux; 0 elsewhere):
-// its heap, stacks and caches, without the page cache of mapped files.
-func rssAnon() uint64 {
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "RssAnon:"); ok {
-			kb, _ := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
-}
+// rssAnon is the process's anonymous resident memory: its heap, stacks and
+// caches, without the page cache of mapped files.
+func rssAnon() uint64 { return procStatus("RssAnon:") }

@@ -113,24 +113,21 @@ func mayHold(s string) bool {
 	if kw == nil {
 		return true
 	}
-	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			return kw.MatchFirstString(strings.ToLower(s)) != nil
-		}
-	}
 	buf := lowerBufs.Get().(*[]byte)
+	defer lowerBufs.Put(buf)
 	b := (*buf)[:0]
 	for i := 0; i < len(s); i++ {
 		c := s[i]
+		if c >= utf8.RuneSelf {
+			return kw.MatchFirstString(strings.ToLower(s)) != nil
+		}
 		if 'A' <= c && c <= 'Z' {
 			c += 'a' - 'A'
 		}
 		b = append(b, c)
 	}
-	found := kw.MatchFirst(b) != nil
 	*buf = b
-	lowerBufs.Put(buf)
-	return found
+	return kw.MatchFirst(b) != nil
 }
 
 var lowerBufs = sync.Pool{New: func() any { return new([]byte) }}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +13,8 @@ import (
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
+
+	"github.com/scrim-dev/scrim/internal/fsx"
 )
 
 // CheckReport is what Check found in a store.
@@ -338,7 +339,7 @@ func withSnapshot(dir string, fn func(db *badger.DB, openErr error) error) error
 		if strings.HasSuffix(name, ".vlog") && os.Link(from, to) == nil {
 			continue
 		}
-		if err := copyFile(from, to); err != nil {
+		if err := fsx.CopyNew(from, to); err != nil {
 			return fmt.Errorf("snapshot %s: %w", from, err)
 		}
 	}
@@ -350,20 +351,3 @@ func withSnapshot(dir string, fn func(db *badger.DB, openErr error) error) error
 }
 
 func isLockName(name string) bool { return name == "LOCK" || strings.HasSuffix(name, ".lock") }
-
-func copyFile(from, to string) error {
-	in, err := os.Open(from)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(to, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
-}

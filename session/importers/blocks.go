@@ -32,12 +32,7 @@ func FileBlocks(out string, resolve func(name string) []string) shellread.Readin
 			}
 			flush()
 			file = forms[0]
-			for _, f := range forms {
-				if !seen[f] {
-					seen[f] = true
-					r.Files = append(r.Files, f)
-				}
-			}
+			r.Files = AddFiles(r.Files, seen, forms)
 		}
 		cur.WriteString(l)
 	}
@@ -46,4 +41,17 @@ func FileBlocks(out string, resolve func(name string) []string) shellread.Readin
 		return shellread.Reading{Unknown: "grep output that names none of its files"}
 	}
 	return r
+}
+
+// AddFiles appends to files each of forms (a file's canonical forms) that
+// seen does not have yet, and adds it to seen: a reading names each file
+// once, however many times its output names it.
+func AddFiles(files []string, seen map[string]bool, forms []string) []string {
+	for _, f := range forms {
+		if !seen[f] {
+			seen[f] = true
+			files = append(files, f)
+		}
+	}
+	return files
 }

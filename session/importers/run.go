@@ -145,6 +145,19 @@ func Import(st *session.Store, agent, file string, newParser Factory) (Result, e
 	return importFile(st, agent, file, newParser, nil, false, nil)
 }
 
+// importPath is file as an import records it: absolute, and canonical when
+// it can be made so.
+func importPath(file string) (string, error) {
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return "", fmt.Errorf("import %s: %w", file, err)
+	}
+	if canon, err := policy.Canonical(abs); err == nil {
+		return canon, nil
+	}
+	return abs, nil
+}
+
 // importFile is Import with the path resolver shared by a run's files (nil:
 // a new one); checkBinary refuses a file that is not text (the import
 // command's files, which a user may have named by mistake); a small import
@@ -152,13 +165,9 @@ func Import(st *session.Store, agent, file string, newParser Factory) (Result, e
 // commits).
 func importFile(st *session.Store, agent, file string, newParser Factory, paths *Paths, checkBinary bool, g *session.Group) (Result, error) {
 	res := Result{Agent: agent}
-	abs, err := filepath.Abs(file)
+	canon, err := importPath(file)
 	if err != nil {
-		return res, fmt.Errorf("import %s: %w", file, err)
-	}
-	canon, err := policy.Canonical(abs)
-	if err != nil {
-		canon = abs
+		return res, err
 	}
 	res.File = canon
 	fi, err := os.Stat(canon)

@@ -7,11 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"time"
 
-	"github.com/scrim-dev/scrim/policy"
 	"github.com/scrim-dev/scrim/session"
 )
 
@@ -107,13 +105,9 @@ func stamps(files []string) ([]fileStamp, error) {
 // nothing but what was imported; one that is gone from the source is kept.
 func ImportSource(st *session.Store, src Source, file string, paths *Paths) (Result, error) {
 	res := Result{Agent: src.Agent}
-	abs, err := filepath.Abs(file)
+	canon, err := importPath(file)
 	if err != nil {
-		return res, fmt.Errorf("import %s: %w", file, err)
-	}
-	canon, err := policy.Canonical(abs)
-	if err != nil {
-		canon = abs
+		return res, err
 	}
 	res.File = canon
 	files := []string{canon}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/scrim-dev/scrim/policy"
 	"github.com/scrim-dev/scrim/session"
+	"github.com/scrim-dev/scrim/session/importers"
 	"github.com/scrim-dev/scrim/shellread"
 )
 
@@ -213,12 +214,7 @@ func (b *builder) many(m *session.Message, out []string) {
 					why = w
 				} else {
 					file = forms[0]
-					for _, f := range forms {
-						if !seen[f] {
-							seen[f] = true
-							r.Files = append(r.Files, f)
-						}
-					}
+					r.Files = importers.AddFiles(r.Files, seen, forms)
 				}
 			}
 			cur.WriteString(l)
@@ -274,14 +270,7 @@ func (b *builder) grep(m *session.Message, a *args, text string) {
 	}
 	var r shellread.Reading
 	seen := map[string]bool{}
-	addFiles := func(forms []string) {
-		for _, f := range forms {
-			if !seen[f] {
-				seen[f] = true
-				r.Files = append(r.Files, f)
-			}
-		}
-	}
+	addFiles := func(forms []string) { r.Files = importers.AddFiles(r.Files, seen, forms) }
 	lines := strings.SplitAfter(text, "\n")
 	if len(lines) > 0 && grepNames.MatchString(lines[0]) {
 		for _, l := range lines[1:] {

@@ -16,6 +16,8 @@ import (
 	"path/filepath"
 
 	_ "modernc.org/sqlite" // the pure-Go driver: the build stays cgo-free
+
+	"github.com/scrim-dev/scrim/internal/fsx"
 )
 
 // Companions are the files beside a database whose changes change its
@@ -91,7 +93,7 @@ func copyStable(file, to string) error {
 		before := stamp(from[:2])
 		for i := range from {
 			os.Remove(dest[i])
-			if err := copyFile(from[i], dest[i]); err != nil && !(os.IsNotExist(err) && i > 0) {
+			if err := fsx.CopyNew(from[i], dest[i]); err != nil && !(os.IsNotExist(err) && i > 0) {
 				return fmt.Errorf("copy %s: %w", from[i], err)
 			}
 		}
@@ -112,23 +114,6 @@ func stamp(files []string) string {
 		}
 	}
 	return b.String()
-}
-
-func copyFile(from, to string) error {
-	in, err := os.Open(from)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
 }
 
 // Columns lists table's columns ("" table: none); a schema that changed

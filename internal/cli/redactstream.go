@@ -21,10 +21,13 @@ import (
 // session and its messages. Measured on the 19,840-message benchmark
 // session (file reads of a few kilobytes): 1 MiB batches peaked at 29-32
 // MiB anonymous, 256 KiB at 24-25, show at 17-19; on the 1M session of
-// short messages, 256 KiB costs no time against 4,096 messages.
+// short messages, 256 KiB costs no time against 4,096 messages. Later, with
+// plain tables (show 10.3-10.4 MiB), the paths-only tier took 15.4-15.6
+// MiB at 256 KiB and 13.9-14.5 at 128 KiB, in the same time, and at 1M
+// 2.91-3.07 s against 3.01-3.12.
 const (
 	redactBatch = 4096
-	redactBytes = 256 << 10
+	redactBytes = 128 << 10
 )
 
 // streamRedacted redacts the stored session h for model a batch at a time,
@@ -90,7 +93,11 @@ func readBatches(st *session.Store, h session.Header, fn func(b []session.Messag
 		size := 0
 		bad, scanErr = st.Scan(h.ID, 1, h.Count, func(m *session.Message) error {
 			if cur == nil {
-				cur = make([]session.Message, 0, min(h.Count, redactBatch))
+				// A room grows to the batches it holds: most are cut by
+				// redactBytes long before redactBatch messages (4,096 of
+				// them are 1 MiB of structs, three rooms 3 MiB, measured
+				// on the 20k session where a batch is ~60 file reads).
+				cur = make([]session.Message, 0, min(h.Count, 64))
 			}
 			cur = append(cur, *m)
 			for i := range m.Parts {

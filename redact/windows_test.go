@@ -2,6 +2,7 @@ package redact
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -64,4 +65,44 @@ func FuzzWindows(f *testing.F) {
 			t.Fatalf("fingerprints %q in %q: got %v, want %v", fps, hay, got, want)
 		}
 	})
+}
+
+// TestWindowsFiledWhereFingerprintsDiffer: fingerprints that share a long
+// middle (generated lines, a common idiom) are filed under windows that
+// take in what each has of its own, as far as their length allows, so a
+// text holding the middle does not have every one of them checked.
+func TestWindowsFiledWhereFingerprintsDiffer(t *testing.T) {
+	// Every 8 consecutive windows of 32 bytes of these 47 bytes have at
+	// least 4 within the middle; those in the middle of each are all there.
+	const middle = "shared-middle-part-of-the-value:0123456"
+	var fps []fingerprint
+	for i := range 40 {
+		own := strings.Repeat(string(rune('A'+i)), 4)
+		fps = append(fps, fingerprint{text: own + middle + strings.ToLower(own)})
+	}
+	w := newWindows(fps)
+	behind := map[uint32]int{}
+	for _, e := range w.entries[:w.end[0]] {
+		behind[e.tag]++
+	}
+	own := make([]int, len(fps))
+	for _, e := range w.entries[:w.end[0]] {
+		if behind[e.tag] == 1 {
+			own[e.fp]++
+		}
+	}
+	for i, n := range own {
+		if k := windowClasses[0].k; n < k/2 {
+			t.Fatalf("%q is filed under %d windows of its own of %d", fps[i].text, n, k)
+		}
+	}
+	hay := "noise " + middle + " " + fps[7].text
+	var got []int
+	w.each(hay, fps, func(start int, fp int32) bool {
+		got = append(got, start, int(fp))
+		return true
+	})
+	if want := []int{strings.Index(hay, fps[7].text), 7}; !slices.Equal(got, want) {
+		t.Fatalf("found %v, want %v", got, want)
+	}
 }

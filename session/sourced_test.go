@@ -1,0 +1,127 @@
+package session
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// FuzzMaySource: a record that maySource rules out never decodes to a
+// message that carries a source path, whatever its shape: the store's own,
+// or the keys spelled in other cases, escaped, or with a fold of s.
+func FuzzMaySource(f *testing.F) {
+	for _, m := range codecSamples() {
+		b, _ := json.Marshal(m)
+		f.Add(b)
+	}
+	for _, key := range []string{"sourcePath", "SOURCEPATH", "SourcePath", `\u0073ourcePath`, `sourc\u0065Path`, `s\u006FurcePath`, "ſourcePath", `sourcePat\u0048`} {
+		f.Add(fmt.Appendf(nil, `{"id":"a","sessionId":"s","seq":1,"role":"tool","parts":[{"kind":"tool_result","text":"x","%s":"/a"}],"meta":{}}`, key))
+		f.Add(fmt.Appendf(nil, `{"id":"a","sessionId":"s","seq":1,"role":"tool","parts":[],"meta":{"%s":["/a"]}}`, key+"s"))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var m Message
+		if unmarshalMessage(data, &m) == nil && m.sourced() && !maySource(data, new([]byte)) {
+			t.Fatalf("ruled out, yet it decodes with source paths %q and parts %+v:\n%s", m.Meta.SourcePaths, m.Parts, data)
+		}
+	})
+}
+
+// TestMaySourceRulesOutWhatCarriesNone: the records of messages without a
+// source path, as the store writes them, are not decoded by a sourced read
+// (else it would save nothing), even with escapes the store writes.
+func TestMaySourceRulesOutWhatCarriesNone(t *testing.T) {
+	for _, m := range []*Message{
+		{ID: "a", SessionID: "s", Seq: 1, Role: RoleUser, Parts: []Part{{Kind: PartText, Text: "if a < b && c > d {\n\treturn \"source path\"\n}"}}},
+		{ID: "b", SessionID: "s", Seq: 2, Role: RoleTool, Tool: "bash", Meta: Meta{UnknownSource: "a shell command"}, Parts: []Part{{Kind: PartToolResult, Text: "ok\u2028\x01"}}},
+		{ID: "c", SessionID: "s", Seq: 3, Role: RoleAssistant, Parts: []Part{{Kind: PartToolCall, CallID: "x", Name: "read", Input: json.RawMessage(`{"path":"/a/b.go"}`)}}},
+	} {
+		v, err := marshalMessage(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if maySource(v, new([]byte)) {
+			t.Errorf("%s may carry a source path", v)
+		}
+	}
+}
+
+// TestRangeSourced: a sourced read or scan returns, in order, exactly the
+// messages of a whole read that carry a source path.
+func TestRangeSourced(t *testing.T) {
+	s := openTemp(t)
+	h := create(t, s, Header{Title: "t"})
+	var msgs []*Message
+	for i := range 5000 { // above parallelMin: decoded on every core
+		m := &Message{Role: RoleUser, Parts: []Part{{Kind: PartText, Text: fmt.Sprintf("message %d mentions sourcePath", i)}}}
+		switch i % 5 {
+		case 1:
+			m = &Message{Role: RoleTool, Tool: "read", Meta: Meta{SourcePaths: []string{fmt.Sprintf("/src/%d.go", i)}}, Parts: []Part{{Kind: PartToolResult, Text: "package a"}}}
+		case 2:
+			m = &Message{Role: RoleTool, Tool: "grep", Parts: []Part{{Kind: PartToolResult, Text: "a", SourcePath: "/src/a.go"}, {Kind: PartToolResult, Text: "b", SourcePath: "/src/b.go"}}}
+			m.SyncSourcePaths()
+		case 3:
+			m = &Message{Role: RoleTool, Tool: "bash", Meta: Meta{UnknownSource: "a shell command"}, Parts: []Part{{Kind: PartToolResult, Text: "ok"}}}
+		}
+		msgs = append(msgs, m)
+	}
+	if err := s.AppendBulk(h.ID, msgs); err != nil {
+		t.Fatal(err)
+	}
+	all, _, err := s.Range(h.ID, 1, 5000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []Message
+	for _, m := range all {
+		if m.sourced() {
+			want = append(want, m)
+		}
+	}
+	if len(want) != 2000 {
+		t.Fatalf("%d messages carry a source path, want 2000", len(want))
+	}
+	got, bad, err := s.RangeSourced(h.ID, 1, 5000)
+	if err != nil || len(bad) > 0 {
+		t.Fatal(err, bad)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("RangeSourced: %d messages, want %d", len(got), len(want))
+	}
+	var scanned []Message
+	if _, err := s.ScanSourced(h.ID, 1, 5000, func(m *Message) error {
+		scanned = append(scanned, *m)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(scanned, want) {
+		t.Fatalf("ScanSourced: %d messages, want %d", len(scanned), len(want))
+	}
+	// A short range is decoded on one core.
+	got, _, err = s.RangeSourced(h.ID, 1, 10)
+	if err != nil || !reflect.DeepEqual(got, want[:4]) {
+		t.Fatalf("RangeSourced of 10: %d messages, want 4 (%v)", len(got), err)
+	}
+}
+
+// BenchmarkMaySource: ruling out the record of a message of code without a
+// source path, as most of a long session's are.
+func BenchmarkMaySource(b *testing.B) {
+	var text strings.Builder
+	for i := range 40 {
+		fmt.Fprintf(&text, "%6d\t\tif err := ctx.Err(); err != nil && a < b {\n", i)
+	}
+	v, err := marshalMessage(&Message{ID: "a", SessionID: "s", Seq: 1, Role: RoleAssistant, Parts: []Part{{Kind: PartText, Text: text.String()}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var fold []byte
+	b.SetBytes(int64(len(v)))
+	for b.Loop() {
+		if maySource(v, &fold) {
+			b.Fatal("may carry a source path")
+		}
+	}
+}

@@ -65,12 +65,21 @@ func (s *Store) deleteFrom(id string, from uint64) error {
 	wb := s.db.NewWriteBatch()
 	defer wb.Cancel()
 	err := s.db.View(func(txn *badger.Txn) error {
-		for _, r := range [][2][]byte{{msgPrefix(id), msgKey(id, from)}, {scanPrefix(id), scanKey(id, from)}} {
+		// The messages, the groups of scan records that hold theirs, and
+		// the scan records a store kept a message each before groups.
+		old := len(scanPrefix(id)) + 8
+		for _, r := range []struct {
+			prefix, from []byte
+			keyLen       int // 0: any
+		}{{msgPrefix(id), msgKey(id, from), 0}, {groupPrefix(id), groupKey(id, groupOf(from)), 0}, {scanPrefix(id), scanKey(id, from), old}} {
 			opts := badger.DefaultIteratorOptions
 			opts.PrefetchValues = false
-			opts.Prefix = r[0]
+			opts.Prefix = r.prefix
 			it := txn.NewIterator(opts)
-			for it.Seek(r[1]); it.Valid(); it.Next() {
+			for it.Seek(r.from); it.Valid(); it.Next() {
+				if r.keyLen > 0 && len(it.Item().Key()) != r.keyLen {
+					continue
+				}
 				if err := wb.Delete(it.Item().KeyCopy(nil)); err != nil {
 					it.Close()
 					return err

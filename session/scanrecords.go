@@ -3,6 +3,8 @@ package session
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
+	"slices"
 
 	"github.com/dgraph-io/badger/v4"
 )
@@ -14,32 +16,65 @@ import (
 // or with messages it removes. A record says itself what it was computed
 // from (a rule set, a hash of the message), so a stale one is recognised by
 // its reader, which then computes it again.
+//
+// They are kept scanGroup messages to a stored value: a key of its own for
+// each message's record (13 bytes, most of them) made the first preview of
+// a million-message session write a million keys, whose memtables and
+// compactions were over 90 MB of its 221 MiB of anonymous memory. A group's
+// value is, for each record in it, the message's place in the group and
+// the record's length (uvarints), then the record.
+
+// scanGroup is how many messages' records share a stored value.
+const scanGroup = 256
 
 func scanPrefix(id string) []byte { return []byte("f/" + id + "/") }
 
+// scanKey is where a store kept one message's scan record before groups.
 func scanKey(id string, seq uint64) []byte {
 	return binary.BigEndian.AppendUint64(scanPrefix(id), seq)
 }
 
+// groupPrefix is where a session's groups are; the keys of one record a
+// message, which the store wrote before, are under scanPrefix too, and go
+// with it.
+func groupPrefix(id string) []byte { return append(scanPrefix(id), 'g') }
+
+func groupKey(id string, g uint64) []byte {
+	return binary.BigEndian.AppendUint64(groupPrefix(id), g)
+}
+
+// groupOf is the group of the message with Seq seq (>= 1).
+func groupOf(seq uint64) uint64 { return (max(seq, 1) - 1) / scanGroup }
+
 // ScanRecords calls fn, in order of Seq, with each scan record of session id
 // for Seqs from..to. fn must not keep v.
 func (s *Store) ScanRecords(id string, from, to uint64, fn func(seq uint64, v []byte) error) error {
+	if from > to {
+		return nil
+	}
 	return s.db.View(func(txn *badger.Txn) error {
-		prefix := scanPrefix(id)
+		prefix := groupPrefix(id)
 		opts := badger.DefaultIteratorOptions
 		opts.Prefix = prefix
-		opts.PrefetchValues = false
 		it := txn.NewIterator(opts)
 		defer it.Close()
-		end := scanKey(id, to)
-		for it.Seek(scanKey(id, from)); it.Valid(); it.Next() {
+		end := groupKey(id, groupOf(to))
+		for it.Seek(groupKey(id, groupOf(from))); it.Valid(); it.Next() {
 			item := it.Item()
 			key := item.Key()
 			if bytes.Compare(key, end) > 0 {
 				return nil
 			}
-			seq := binary.BigEndian.Uint64(key[len(prefix):])
-			if err := item.Value(func(v []byte) error { return fn(seq, v) }); err != nil {
+			g := binary.BigEndian.Uint64(key[len(prefix):])
+			err := item.Value(func(v []byte) error {
+				return eachInGroup(v, func(at uint64, rec []byte) error {
+					if seq := g*scanGroup + at + 1; from <= seq && seq <= to {
+						return fn(seq, rec)
+					}
+					return nil
+				})
+			})
+			if err != nil && !errors.Is(err, errBadGroup) {
 				return err
 			}
 		}
@@ -47,31 +82,103 @@ func (s *Store) ScanRecords(id string, from, to uint64, fn func(seq uint64, v []
 	})
 }
 
-// PutScanRecords keeps records beside messages of session id, by Seq. They
-// are a cache: written in a batch, not synced, and one lost to a crash is
-// computed again. Records of a session that no longer exists are not kept.
+// errBadGroup is a group that does not decode: what it held is computed
+// again.
+var errBadGroup = errors.New("scan records: a damaged group")
+
+// eachInGroup calls fn with each record of a group's value, in order, with
+// its message's place in the group.
+func eachInGroup(v []byte, fn func(at uint64, rec []byte) error) error {
+	for len(v) > 0 {
+		at, n := binary.Uvarint(v)
+		if n <= 0 || at >= scanGroup {
+			return errBadGroup
+		}
+		v = v[n:]
+		size, n := binary.Uvarint(v)
+		if n <= 0 || size > uint64(len(v)-n) {
+			return errBadGroup
+		}
+		v = v[n:]
+		if err := fn(at, v[:size]); err != nil {
+			return err
+		}
+		v = v[size:]
+	}
+	return nil
+}
+
+// PutScanRecords keeps records beside messages of session id, by Seq, with
+// those already kept for other messages of their groups. They are a cache:
+// not synced, and one lost to a crash, or to another writer of the same
+// group at the same moment, is computed again. Records of a session that no
+// longer exists are not kept.
 func (s *Store) PutScanRecords(id string, recs map[uint64][]byte) error {
 	if len(recs) == 0 {
 		return nil
 	}
 	defer s.sessions.lock(id)()
-	var exists bool
+	byGroup := map[uint64][]uint64{}
+	for seq := range recs {
+		byGroup[groupOf(seq)] = append(byGroup[groupOf(seq)], seq)
+	}
+	groups := make([]uint64, 0, len(byGroup))
+	for g := range byGroup {
+		groups = append(groups, g)
+	}
+	slices.Sort(groups)
+	var live bool
 	if err := s.db.View(func(txn *badger.Txn) error {
 		_, err := txn.Get(headerKey(id))
-		exists = err == nil
+		live = err == nil
 		return nil
-	}); err != nil || !exists {
+	}); err != nil || !live {
 		return err
 	}
-	wb := s.db.NewWriteBatch()
-	defer wb.Cancel()
-	for seq, v := range recs {
+	// Groups in as many transactions as it takes: a whole session's
+	// records at once are more than one may hold.
+	txn := s.db.NewTransaction(true)
+	defer func() { txn.Discard() }()
+	for _, g := range groups {
+		var kept [scanGroup][]byte
+		if item, err := txn.Get(groupKey(id, g)); err == nil {
+			err = item.Value(func(v []byte) error {
+				return eachInGroup(v, func(at uint64, rec []byte) error {
+					kept[at] = bytes.Clone(rec)
+					return nil
+				})
+			})
+			if err != nil && !errors.Is(err, errBadGroup) {
+				return err
+			}
+		} else if !errors.Is(err, badger.ErrKeyNotFound) {
+			return err
+		}
+		for _, seq := range byGroup[g] {
+			kept[(seq-1)%scanGroup] = recs[seq]
+		}
+		var v []byte
+		for at, rec := range kept {
+			if rec != nil {
+				v = binary.AppendUvarint(v, uint64(at))
+				v = binary.AppendUvarint(v, uint64(len(rec)))
+				v = append(v, rec...)
+			}
+		}
 		if err := s.room(len(v)); err != nil {
 			return err // a cache: what is not kept is scanned again
 		}
-		if err := wb.Set(scanKey(id, seq), v); err != nil {
+		err := txn.Set(groupKey(id, g), v)
+		if errors.Is(err, badger.ErrTxnTooBig) {
+			if err = txn.Commit(); err != nil {
+				return err
+			}
+			txn = s.db.NewTransaction(true)
+			err = txn.Set(groupKey(id, g), v)
+		}
+		if err != nil {
 			return err
 		}
 	}
-	return wb.Flush()
+	return txn.Commit()
 }

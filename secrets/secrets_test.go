@@ -4,6 +4,7 @@ import (
 	"math/rand"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/scrim-dev/scrim/session"
 )
@@ -174,6 +175,43 @@ func TestMayHoldRulesOutCode(t *testing.T) {
 	for _, c := range credentials() {
 		if s := c.before + c.secret + c.after; !mayHold(s) {
 			t.Errorf("%s: mayHold(%q) = false", c.name, s)
+		}
+	}
+}
+
+// FuzzLower: the lower-casing the keywords are looked for in has the ASCII
+// letters of gitleaks' own (strings.ToLower), where it has them, whatever
+// else the text holds: any other run of bytes is non-ASCII in both.
+func FuzzLower(f *testing.F) {
+	f.Add("Hello, WORLD: the API_KEY is ü\u212A\u0130 AbCdEfGhIjKlMnOpQrStUvWxYz[@`{")
+	f.Add("\xff\xc4\xb0\xe2\x84\xaa\xe2\x84\xc4\xb0ABCDEFGH\xc4")
+	f.Fuzz(func(t *testing.T, s string) {
+		collapse := func(b []byte) string {
+			var out []byte
+			for _, c := range b {
+				if c >= utf8.RuneSelf {
+					if len(out) > 0 && out[len(out)-1] == 0x80 {
+						continue
+					}
+					c = 0x80
+				}
+				out = append(out, c)
+			}
+			return string(out)
+		}
+		if got, want := collapse(lower(s, nil)), collapse([]byte(strings.ToLower(s))); got != want {
+			t.Fatalf("lower(%q):\n got %q\nwant %q", s, got, want)
+		}
+	})
+}
+
+// BenchmarkMayHold: ruling out a line of code with a non-ASCII letter.
+func BenchmarkMayHold(b *testing.B) {
+	s := strings.Repeat("\t\tif err := ctx.Err(); err != nil { return fmt.Errorf(\"ü: %w\", err) }\n", 8)
+	b.SetBytes(int64(len(s)))
+	for b.Loop() {
+		if mayHold(s) {
+			b.Fatal("may hold a secret")
 		}
 	}
 }

@@ -56,6 +56,7 @@ func (s *Store) ScanRecords(id string, from, to uint64, fn func(seq uint64, v []
 		prefix := groupPrefix(id)
 		opts := badger.DefaultIteratorOptions
 		opts.Prefix = prefix
+		opts.PrefetchValues = false // each is read once, here
 		it := txn.NewIterator(opts)
 		defer it.Close()
 		end := groupKey(id, groupOf(to))

@@ -113,7 +113,7 @@ func (s *Store) AppendBulk(id string, msgs []*Message) error {
 			if err := s.room(len(v)); err != nil {
 				return err
 			}
-			if err := wb.Set(msgKey(id, chunk[i].Seq), v); err != nil {
+			if err := wb.SetEntry(messageEntry(id, chunk[i], v)); err != nil {
 				return fmt.Errorf("append to session %s: %w", id, err)
 			}
 		}
@@ -188,7 +188,7 @@ func (s *Store) appendTxn(txn *badger.Txn, id string, fn func(*Header), msgs []*
 		if err := s.room(len(v)); err != nil {
 			return err
 		}
-		if err := txn.Set(msgKey(id, msgs[i].Seq), v); err != nil {
+		if err := txn.SetEntry(messageEntry(id, msgs[i], v)); err != nil {
 			return err
 		}
 	}

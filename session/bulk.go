@@ -39,7 +39,10 @@ type Bulk struct {
 	done    bool
 }
 
-type heldRecord struct{ key, val []byte }
+type heldRecord struct {
+	key, val []byte
+	meta     byte // recordMeta
+}
 
 // maxHeld bounds the records held, well below what one Badger
 // transaction takes.
@@ -199,14 +202,14 @@ func (b *Bulk) Put(m *Message) error {
 	bs.put++
 	b.pending += len(v)
 	if !b.spilled {
-		b.held = append(b.held, heldRecord{msgKey(m.SessionID, m.Seq), v})
+		b.held = append(b.held, heldRecord{msgKey(m.SessionID, m.Seq), v, recordMeta(m)})
 		if b.pending < flushBytes && len(b.held) < maxHeld {
 			return b.noteMessage(bs, m)
 		}
 		if err := b.spill(); err != nil {
 			return fmt.Errorf("write session %s: %w", m.SessionID, err)
 		}
-	} else if err := b.wb.Set(msgKey(m.SessionID, m.Seq), v); err != nil {
+	} else if err := b.wb.SetEntry(messageEntry(m.SessionID, m, v)); err != nil {
 		return fmt.Errorf("write session %s message %d: %w", m.SessionID, m.Seq, err)
 	}
 	if b.pending >= flushBytes {
@@ -234,7 +237,7 @@ func (b *Bulk) spill() error {
 	}
 	b.spilled = true
 	for _, r := range b.held {
-		if err := b.wb.Set(r.key, r.val); err != nil {
+		if err := b.wb.SetEntry(badger.NewEntry(r.key, r.val).WithMeta(r.meta)); err != nil {
 			return err
 		}
 	}
@@ -338,7 +341,7 @@ func (b *Bulk) ready() error {
 // origin record, and the markers gone.
 func (b *Bulk) commitIn(txn *badger.Txn, now time.Time, o *Origin) error {
 	for _, r := range b.held {
-		if err := txn.Set(r.key, r.val); err != nil {
+		if err := txn.SetEntry(badger.NewEntry(r.key, r.val).WithMeta(r.meta)); err != nil {
 			return err
 		}
 	}
@@ -560,7 +563,7 @@ func (b *Bulk) commitRevisions(txn *badger.Txn) error {
 		if err != nil {
 			return err
 		}
-		if err := txn.Set(msgKey(r.id, r.seq), v); err != nil {
+		if err := txn.SetEntry(messageEntry(r.id, &m, v)); err != nil {
 			return err
 		}
 	}

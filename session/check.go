@@ -297,7 +297,7 @@ func (s *Store) restore(h Header, msgs []*Message) error {
 		if err != nil {
 			return err
 		}
-		if err := wb.Set(msgKey(h.ID, m.Seq), b); err != nil {
+		if err := wb.SetEntry(messageEntry(h.ID, m, b)); err != nil {
 			return err
 		}
 	}

@@ -30,8 +30,9 @@ func (s *Store) Range(id string, from, to uint64) ([]Message, []DecodeError, err
 // RangeSourced is Range of only the messages that carry a source path,
 // Meta.SourcePaths or a part's SourcePath: those redaction decides on by
 // their files, and the only ones a tier's withheld content and the content
-// it may read are gathered from (package redact). A record that cannot
-// name a source path (maySource) is not decoded at all: on the
+// it may read are gathered from (package redact). A record the store
+// marked as carrying none (metaNoSource) is not read, and one that cannot
+// name a source path (maySource) is not decoded: on the
 // million-message benchmark session, where one message in eight is a file
 // read, that is most of the work of a pass that gathers. Messages that
 // turn out to carry none are left out as well.
@@ -44,13 +45,17 @@ func (s *Store) rangeOf(id string, from, to uint64, sourced bool) ([]Message, []
 	var fold []byte
 	var par *parallelDecoder
 	var bad []DecodeError
-	missing, err := s.records(id, from, to, func(first, n uint64) {
+	var skip func(byte) bool
+	if sourced {
+		skip = noSource
+	}
+	missing, err := s.recordsSkipping(id, from, to, func(first, n uint64) {
 		from = first
 		out = make([]Message, n)
 		if n >= parallelMin {
 			par = newParallelDecoder(id, out, first)
 		}
-	}, func(seq uint64, v []byte) error {
+	}, skip, func(seq uint64, v []byte) error {
 		if sourced && !maySource(v, &fold) {
 			return nil
 		}
@@ -112,7 +117,7 @@ func (s *Store) Scan(id string, from, to uint64, fn func(m *Message) error) ([]D
 func (s *Store) ScanSourced(id string, from, to uint64, fn func(m *Message) error) ([]DecodeError, error) {
 	var bad []DecodeError
 	var fold []byte
-	missing, err := s.records(id, from, to, nil, func(seq uint64, v []byte) error {
+	missing, err := s.recordsSkipping(id, from, to, nil, noSource, func(seq uint64, v []byte) error {
 		if !maySource(v, &fold) {
 			return nil
 		}
@@ -130,6 +135,27 @@ func (s *Store) ScanSourced(id string, from, to uint64, fn func(m *Message) erro
 	slices.SortStableFunc(bad, func(a, b DecodeError) int { return cmpUint(a.Seq, b.Seq) })
 	return bad, err
 }
+
+// metaNoSource, in a message record's user meta, says the message carries
+// no source path: a sourced read skips the record without reading it. The
+// store sets it wherever it writes a message; a record without it (written
+// before, or by a way that does not know) is read and looked at.
+const metaNoSource byte = 1
+
+// recordMeta is the user meta of m's record.
+func recordMeta(m *Message) byte {
+	if m.sourced() {
+		return 0
+	}
+	return metaNoSource
+}
+
+// messageEntry is the entry of m's record v in session id.
+func messageEntry(id string, m *Message, v []byte) *badger.Entry {
+	return badger.NewEntry(msgKey(id, m.Seq), v).WithMeta(recordMeta(m))
+}
+
+func noSource(meta byte) bool { return meta&metaNoSource != 0 }
 
 // sourced reports whether m carries a source path.
 func (m *Message) sourced() bool { return len(m.Meta.SourcePaths) > 0 || m.Attributed() }
@@ -183,6 +209,12 @@ func maySource(v []byte, fold *[]byte) bool {
 // when set, learns the clamped first Seq and the number of records expected.
 // Gaps in the numbering are returned as ErrMissing.
 func (s *Store) records(id string, from, to uint64, sized func(first, n uint64), fn func(seq uint64, v []byte) error) ([]DecodeError, error) {
+	return s.recordsSkipping(id, from, to, sized, nil, fn)
+}
+
+// recordsSkipping is records, less the records whose user meta skip
+// rules out: their values are not even read.
+func (s *Store) recordsSkipping(id string, from, to uint64, sized func(first, n uint64), skip func(meta byte) bool, fn func(seq uint64, v []byte) error) ([]DecodeError, error) {
 	var missed []DecodeError
 	err := s.db.View(func(txn *badger.Txn) error {
 		h, err := getHeader(txn, id)
@@ -218,6 +250,9 @@ func (s *Store) records(id string, from, to uint64, sized func(first, n uint64),
 				missed = append(missed, missing(id, next, seq-1))
 			}
 			next = seq + 1
+			if skip != nil && skip(item.UserMeta()) {
+				continue
+			}
 			if err := s.value(item, func(v []byte) error { return fn(seq, v) }); err != nil {
 				return err
 			}

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/dgraph-io/badger/v4"
 )
 
 // FuzzMaySource: a record that maySource rules out never decodes to a
@@ -99,6 +101,26 @@ func TestRangeSourced(t *testing.T) {
 	if !reflect.DeepEqual(scanned, want) {
 		t.Fatalf("ScanSourced: %d messages, want %d", len(scanned), len(want))
 	}
+	// The store marks the records of the messages without one, so a
+	// sourced read need not read them.
+	marked := 0
+	if err := s.db.View(func(txn *badger.Txn) error {
+		opts := badger.DefaultIteratorOptions
+		opts.Prefix = msgPrefix(h.ID)
+		it := txn.NewIterator(opts)
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			if noSource(it.Item().UserMeta()) {
+				marked++
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if marked != 3000 {
+		t.Fatalf("%d records marked as carrying no source path, want 3000", marked)
+	}
 	// A short range is decoded on one core.
 	got, _, err = s.RangeSourced(h.ID, 1, 10)
 	if err != nil || !reflect.DeepEqual(got, want[:4]) {
@@ -123,5 +145,39 @@ func BenchmarkMaySource(b *testing.B) {
 		if maySource(v, &fold) {
 			b.Fatal("may carry a source path")
 		}
+	}
+}
+
+// TestRangeSourcedReadsUnmarkedRecords: records without the store's mark
+// (written before it marked them) are read and looked at, and a message
+// that carries a source path is returned from one all the same.
+func TestRangeSourcedReadsUnmarkedRecords(t *testing.T) {
+	s := openTemp(t)
+	h := create(t, s, Header{Title: "t"})
+	msgs := []*Message{
+		{Role: RoleUser, Parts: []Part{{Kind: PartText, Text: "hello"}}},
+		{Role: RoleTool, Tool: "read", Meta: Meta{SourcePaths: []string{"/src/a.go"}}, Parts: []Part{{Kind: PartToolResult, Text: "package a"}}},
+	}
+	if err := s.Append(h.ID, msgs...); err != nil {
+		t.Fatal(err)
+	}
+	// Rewrite both records as a store that did not mark them wrote them.
+	if err := s.db.Update(func(txn *badger.Txn) error {
+		for _, m := range msgs {
+			v, err := marshalMessage(m)
+			if err != nil {
+				return err
+			}
+			if err := txn.Set(msgKey(h.ID, m.Seq), v); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := s.RangeSourced(h.ID, 1, 2)
+	if err != nil || len(got) != 1 || got[0].Seq != 2 {
+		t.Fatalf("RangeSourced of unmarked records: %+v (%v), want message 2", got, err)
 	}
 }

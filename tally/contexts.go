@@ -132,7 +132,8 @@ func (x *Contexts) fingerprints(st *session.Store, pol *policy.Policy, sid, mode
 			}
 		}
 		e.b.Remember()
-		defer e.b.Forget()
+		e.b.CheckLate(true)
+		defer func() { e.b.Forget(); e.b.CheckLate(false) }()
 	}
 	each := func(from uint64, fn func(msgs []session.Message, last bool)) error {
 		return EachSourced(st, sid, from, h.Count, fn)

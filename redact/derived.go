@@ -54,6 +54,9 @@ func (d *Derived) Fingerprints() (texts, paths []string) {
 type candidates struct {
 	m    map[string]*candidate
 	lens [maxFingerprint + 1]bool // the lengths of the candidates: most pieces have none of them
+	// drop says build may drop them once it has taken the fingerprints:
+	// nothing is gathered after (a Stream).
+	drop bool
 }
 
 type candidate struct {
@@ -117,7 +120,8 @@ type withheldText struct {
 }
 
 // build turns candidates, less those also in content the tier may read,
-// into the matcher. No fingerprint: nil, and nothing to look for.
+// into the matcher, and drops them if c.drop says so. No fingerprint: nil,
+// and nothing to look for.
 func build(c *candidates, label string) *Derived {
 	fps := make([]fingerprint, 0, len(c.m))
 	type ordered struct {
@@ -129,6 +133,11 @@ func build(c *candidates, label string) *Derived {
 		if !cand.also {
 			all = append(all, ordered{fingerprint{text: text, path: cand.path}, cand.order})
 		}
+	}
+	if c.drop {
+		// Gone before the index is made, not after: the two were the
+		// peak of a first preview's memory at 1M messages.
+		*c = candidates{}
 	}
 	if len(all) == 0 {
 		return nil

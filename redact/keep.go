@@ -150,12 +150,12 @@ func (b *DerivedBuilder) Gathered(d *Derived) []byte {
 // finishGather makes the fingerprints of what was gathered, once.
 func (s *Stream) finishGather() {
 	if !s.resumed && !s.finished {
-		s.derived = s.gather.Done()
-		s.finished = true
 		// A Stream gathers no more once it redacts: the candidates,
 		// those that readable content has too among them, are no
 		// longer wanted (at 1M messages, 7-8 MB beside what was kept).
-		s.gather.cands = candidates{}
+		s.gather.cands.drop = true
+		s.derived = s.gather.Done()
+		s.finished = true
 	}
 }
 

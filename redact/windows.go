@@ -165,7 +165,21 @@ func newWindows(fps []fingerprint) windows {
 		}
 	}
 	common := newWindowCounts(fps, classOf)
-	var byClass [len(windowClasses)][]entry
+	// The entries, filed class by class into one slice made to measure:
+	// classes appended to as they came, then copied, held the index up
+	// to three times over while it was built (at 1M messages, the peak
+	// of a first preview's memory).
+	var at [len(windowClasses) + 1]int // where each class's entries start
+	for _, f := range fps {
+		if c, k := classOf(len(f.text)); c >= 0 {
+			at[c+1] += k
+		}
+	}
+	for c := range windowClasses {
+		at[c+1] += at[c]
+	}
+	w.entries = make([]entry, at[len(windowClasses)])
+	next := at
 	for i, f := range fps {
 		c, k := classOf(len(f.text))
 		if c < 0 {
@@ -175,20 +189,22 @@ func newWindows(fps []fingerprint) windows {
 		w.k[c] = k
 		b := unsafe.Slice(unsafe.StringData(f.text), len(f.text))
 		head, tail := ends(b, 0, len(b))
-		at := common.rarest(b, c, k)
-		for o := at; o < at+k; o++ {
-			byClass[c] = append(byClass[c], entry{head: head, tail: tail, tag: uint32(windowHash(b, o, c)), fp: int32(i), at: uint32(o), n: uint32(len(b))})
+		from := common.rarest(b, c, k)
+		for o := from; o < from+k; o++ {
+			w.entries[next[c]] = entry{head: head, tail: tail, tag: uint32(windowHash(b, o, c)), fp: int32(i), at: uint32(o), n: uint32(len(b))}
+			next[c]++
 		}
 	}
-	for c := range byClass {
-		n := len(byClass[c])
+	for c := range windowClasses {
+		es := w.entries[at[c]:at[c+1]]
+		w.end[c] = at[c+1]
+		n := len(es)
 		if n == 0 {
 			continue
 		}
 		w.classes = append(w.classes, c)
 		wbits := max(6, bits.Len(uint(filterBits*n/64)))
 		w.filter[c], w.fshift[c] = make([]uint64, 1<<wbits), uint(64-wbits)
-		es := byClass[c]
 		slices.SortFunc(es, func(a, b entry) int { return cmp.Compare(a.tag, b.tag) })
 		tags := 0
 		for k := range es {
@@ -198,10 +214,7 @@ func newWindows(fps []fingerprint) windows {
 		}
 		sbits := max(4, bits.Len(uint(tags+tags/2)))
 		w.slots[c], w.sshift[c] = make([]uint64, 1<<sbits), uint(32-sbits)
-		first := len(w.entries)
-		w.entries = append(w.entries, es...)
-		byClass[c] = nil
-		for k := first; k < len(w.entries); k++ {
+		for k := at[c]; k < at[c+1]; k++ {
 			e := &w.entries[k]
 			fb := unsafe.Slice(unsafe.StringData(fps[e.fp].text), e.n)
 			h := windowHash(fb, int(e.at), c)
@@ -210,7 +223,6 @@ func newWindows(fps []fingerprint) windows {
 				*s = uint64(e.tag)<<32 | uint64(k+1)
 			}
 		}
-		w.end[c] = len(w.entries)
 	}
 	return w
 }

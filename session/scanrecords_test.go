@@ -86,18 +86,7 @@ func TestScanRecordsInGroups(t *testing.T) {
 		t.Fatal(err)
 	}
 	left := 0
-	if err := s.db.View(func(txn *badger.Txn) error {
-		opts := badger.DefaultIteratorOptions
-		opts.Prefix = scanPrefix(h.ID)
-		it := txn.NewIterator(opts)
-		defer it.Close()
-		for it.Rewind(); it.Valid(); it.Next() {
-			left++
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	eachItem(t, s, scanPrefix(h.ID), func(*badger.Item) { left++ })
 	if left != 1 { // group 0: Seqs 1-256
 		t.Fatalf("%d keys of scan records left, want the one group before Seq 300's", left)
 	}
@@ -121,5 +110,22 @@ func TestScanRecordsOfAWholeSession(t *testing.T) {
 	}
 	if n != len(recs) {
 		t.Fatalf("%d records kept of %d", n, len(recs))
+	}
+}
+
+// eachItem calls fn with every item of s under prefix, in order.
+func eachItem(t *testing.T, s *Store, prefix []byte, fn func(*badger.Item)) {
+	t.Helper()
+	if err := s.db.View(func(txn *badger.Txn) error {
+		opts := badger.DefaultIteratorOptions
+		opts.Prefix = prefix
+		it := txn.NewIterator(opts)
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			fn(it.Item())
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 }

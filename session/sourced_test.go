@@ -104,20 +104,11 @@ func TestRangeSourced(t *testing.T) {
 	// The store marks the records of the messages without one, so a
 	// sourced read need not read them.
 	marked := 0
-	if err := s.db.View(func(txn *badger.Txn) error {
-		opts := badger.DefaultIteratorOptions
-		opts.Prefix = msgPrefix(h.ID)
-		it := txn.NewIterator(opts)
-		defer it.Close()
-		for it.Rewind(); it.Valid(); it.Next() {
-			if noSource(it.Item().UserMeta()) {
-				marked++
-			}
+	eachItem(t, s, msgPrefix(h.ID), func(item *badger.Item) {
+		if noSource(item.UserMeta()) {
+			marked++
 		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	})
 	if marked != 3000 {
 		t.Fatalf("%d records marked as carrying no source path, want 3000", marked)
 	}

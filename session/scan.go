@@ -98,11 +98,28 @@ func cmpUint(a, b uint64) int {
 // without holding them all; fn must not keep m. Records that cannot be decoded
 // are skipped and returned. An error from fn stops the scan and is returned.
 func (s *Store) Scan(id string, from, to uint64, fn func(m *Message) error) ([]DecodeError, error) {
+	return s.scan(id, from, to, false, fn)
+}
+
+// scan is Scan; sourced, of only the messages that carry a source path
+// (ScanSourced).
+func (s *Store) scan(id string, from, to uint64, sourced bool, fn func(m *Message) error) ([]DecodeError, error) {
 	var bad []DecodeError
-	missing, err := s.records(id, from, to, nil, func(seq uint64, v []byte) error {
+	var skip func(byte) bool
+	var fold []byte
+	if sourced {
+		skip = noSource
+	}
+	missing, err := s.recordsSkipping(id, from, to, nil, skip, func(seq uint64, v []byte) error {
+		if sourced && !maySource(v, &fold) {
+			return nil
+		}
 		var m Message
 		if err := decodeMessage(id, seq, v, &m); err != nil {
 			bad = append(bad, DecodeError{SessionID: id, Seq: seq, Err: err})
+			return nil
+		}
+		if sourced && !m.sourced() {
 			return nil
 		}
 		return fn(&m)
@@ -115,25 +132,7 @@ func (s *Store) Scan(id string, from, to uint64, fn func(m *Message) error) ([]D
 // ScanSourced is Scan of only the messages that carry a source path, as
 // RangeSourced reads them.
 func (s *Store) ScanSourced(id string, from, to uint64, fn func(m *Message) error) ([]DecodeError, error) {
-	var bad []DecodeError
-	var fold []byte
-	missing, err := s.recordsSkipping(id, from, to, nil, noSource, func(seq uint64, v []byte) error {
-		if !maySource(v, &fold) {
-			return nil
-		}
-		var m Message
-		if err := decodeMessage(id, seq, v, &m); err != nil {
-			bad = append(bad, DecodeError{SessionID: id, Seq: seq, Err: err})
-			return nil
-		}
-		if !m.sourced() {
-			return nil
-		}
-		return fn(&m)
-	})
-	bad = append(bad, missing...)
-	slices.SortStableFunc(bad, func(a, b DecodeError) int { return cmpUint(a.Seq, b.Seq) })
-	return bad, err
+	return s.scan(id, from, to, true, fn)
 }
 
 // metaNoSource, in a message record's user meta, says the message carries

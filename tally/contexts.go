@@ -135,15 +135,12 @@ func (x *Contexts) fingerprints(st *session.Store, pol *policy.Policy, sid, mode
 		e.b.CheckLate(true)
 		defer func() { e.b.Forget(); e.b.CheckLate(false) }()
 	}
-	each := func(from uint64, fn func(msgs []session.Message, last bool)) error {
-		return EachSourced(st, sid, from, h.Count, fn)
-	}
-	if err := each(e.upto+1, func(msgs []session.Message, _ bool) { e.b.Add(msgs) }); err != nil {
+	if err := eachSourced(st, sid, e.upto+1, h.Count, func(msgs []session.Message, _ bool) { e.b.Add(msgs) }); err != nil {
 		return fail(err)
 	}
 	if e.b.Stale() {
 		// Fingerprints met late: check them against the content before.
-		if err := each(1, e.b.Recheck); err != nil {
+		if err := eachSourced(st, sid, 1, h.Count, e.b.Recheck); err != nil {
 			return fail(err)
 		}
 	}
@@ -155,13 +152,13 @@ func (x *Contexts) fingerprints(st *session.Store, pol *policy.Policy, sid, mode
 	return e.d, nil
 }
 
-// EachSourced hands fn, in order, the messages of session sid from..to
+// eachSourced hands fn, in order, the messages of session sid from..to
 // that carry a source path, all that a tier's gathering looks at
 // (session.Store.RangeSourced), in pieces of gatherPiece messages read;
 // last says a piece is the last. Each piece is decoded on every core: a
 // message at a time, gathering waited for one core's decoding (at a
 // million messages, 7 s of the TUI's first start).
-func EachSourced(st *session.Store, sid string, from, to uint64, fn func(msgs []session.Message, last bool)) error {
+func eachSourced(st *session.Store, sid string, from, to uint64, fn func(msgs []session.Message, last bool)) error {
 	for lo := from; lo <= to; lo += gatherPiece {
 		hi := min(lo+gatherPiece-1, to)
 		msgs, _, err := st.RangeSourced(sid, lo, hi)

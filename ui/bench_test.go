@@ -452,22 +452,7 @@ func BenchmarkScrollWhileFinding(b *testing.B) {
 	m := openBig(b, "demo/limited")
 	feed(m, func() tea.Msg { return keyMsg("g") })
 	found := make(chan tea.Msg, 64)
-	var pump func(cmd tea.Cmd)
-	pump = func(cmd tea.Cmd) {
-		go func() {
-			switch msg := cmd().(type) {
-			case nil:
-			case tea.BatchMsg:
-				for _, c := range msg {
-					if c != nil {
-						pump(c)
-					}
-				}
-			default:
-				found <- msg
-			}
-		}()
-	}
+	pump := pumpInto(found)
 	pump(m.startFind(findStartMsg{query: "config"}))
 	sp := newSpread()
 	finds := 0
@@ -503,23 +488,7 @@ func BenchmarkScrollWhileCounting(b *testing.B) {
 	key := countKey{m.tr.sid, m.c.model}
 	tier, _ := m.c.pol.TierFor(m.c.model)
 	results := make(chan tea.Msg, 256)
-	var pump func(cmd tea.Cmd)
-	pump = func(cmd tea.Cmd) {
-		if cmd == nil {
-			return
-		}
-		go func() {
-			switch msg := cmd().(type) {
-			case nil:
-			case tea.BatchMsg:
-				for _, c := range msg {
-					pump(c)
-				}
-			default:
-				results <- msg
-			}
-		}()
-	}
+	pump := pumpInto(results)
 	m.background = pump // what Update starts runs beside the UI, as in the program
 	restart := func() {
 		if err := m.c.store.PutCountRecord(key.sid, "tier/"+tier.Name, []byte{0}); err != nil {
@@ -595,3 +564,27 @@ func BenchmarkFirstCount(b *testing.B) {
 // rssAnon is the process's anonymous resident memory: its heap, stacks and
 // caches, without the page cache of mapped files.
 func rssAnon() uint64 { return procStatus("RssAnon:") }
+
+// pumpInto runs a command, and every command of a batch, each on a
+// goroutine of its own, as the program runs them beside the UI, and sends
+// what they return to out.
+func pumpInto(out chan<- tea.Msg) func(tea.Cmd) {
+	var pump func(cmd tea.Cmd)
+	pump = func(cmd tea.Cmd) {
+		if cmd == nil {
+			return
+		}
+		go func() {
+			switch msg := cmd().(type) {
+			case nil:
+			case tea.BatchMsg:
+				for _, c := range msg {
+					pump(c)
+				}
+			default:
+				out <- msg
+			}
+		}()
+	}
+	return pump
+}

@@ -245,12 +245,7 @@ func (m *Model) statusLine() string {
 		// Narrow, the security counts come first and short, before where
 		// the view is: cut, the line loses the position, not the counts.
 		s := fmt.Sprintf("%d/%d redacted · %d denied", len(c.Redacted), t.count, len(c.Denied))
-		if c.Derived > 0 {
-			s += fmt.Sprintf(" · %d derived", c.Derived)
-		}
-		if c.Secrets > 0 {
-			s += " · " + plural(c.Secrets, "secret", "secrets")
-		}
+		s += filteredCounts(c)
 		s += fmt.Sprintf(" · %d unknown", c.Unknown)
 		if c.Upto < t.count {
 			s += fmt.Sprintf(" (counted %d)", c.Upto)
@@ -258,13 +253,7 @@ func (m *Model) statusLine() string {
 		parts = append(parts, s)
 	} else {
 		s := fmt.Sprintf("%d of %s redacted · %s denied", len(c.Redacted), plural(int(t.count), "message", "messages"), plural(len(c.Denied), "path", "paths"))
-		// Only when there are any: a narrow status line has no room to spare.
-		if c.Derived > 0 {
-			s += fmt.Sprintf(" · %d derived", c.Derived)
-		}
-		if c.Secrets > 0 {
-			s += " · " + plural(c.Secrets, "secret", "secrets")
-		}
+		s += filteredCounts(c)
 		s += fmt.Sprintf(" · %d of unknown source", c.Unknown)
 		if c.Upto < t.count {
 			s += fmt.Sprintf(" (counted %d of %d)", c.Upto, t.count)
@@ -345,4 +334,18 @@ func (m *Model) welcome(width int) string {
 		rows[len(rows)-1] = st.MutedInk.wrap("Watching " + strings.Join(dirs, ", ") + ": transcripts written there appear here as they are written. q quits.")
 	}
 	return m.c.box("Welcome to scrim", wrapBlock(rows, min(width-8, 80)), width)
+}
+
+// filteredCounts is the footer's spans replaced inside parts, derived
+// content and credentials, each only when there are any: a narrow status
+// line has no room to spare.
+func filteredCounts(c *counts) string {
+	s := ""
+	if c.Derived > 0 {
+		s += fmt.Sprintf(" · %d derived", c.Derived)
+	}
+	if c.Secrets > 0 {
+		s += " · " + plural(c.Secrets, "secret", "secrets")
+	}
+	return s
 }

@@ -256,15 +256,15 @@ func TestMatchManyBehindOneAnchor(t *testing.T) {
 	// As long as the windows of the longest class span: each fingerprint
 	// has one byte of its own, and then one window.
 	const middle = "shared-middle-part-of-the-value:0123456"
-	var fps []fingerprint
+	var fps []string
 	for i := range 40 {
 		text := middle + string(rune('A'+i))
 		if i%4 == 0 {
 			text = "<" + text // another length and place of the windows
 		}
-		fps = append(fps, fingerprint{text: text, path: "/p", placeholder: "[P]"})
+		fps = append(fps, text)
 	}
-	d := newDerived(fps, "x")
+	d := derivedOfTexts(fps, "x")
 	if c := windowClasses[0]; len(middle) != c.w+c.k-1 {
 		t.Fatalf("the middle is %d bytes, not the %d the windows of a fingerprint span", len(middle), c.w+c.k-1)
 	}
@@ -278,7 +278,7 @@ func TestMatchManyBehindOneAnchor(t *testing.T) {
 		t.Fatalf("at most %d of the %d fingerprints are filed under one hash", most, len(fps))
 	}
 	unique := fps
-	hay := "noise " + unique[3].text + " and " + unique[17].text + "\n" + unique[3].text[1:] + " " + unique[len(unique)-1].text
+	hay := "noise " + unique[3] + " and " + unique[17] + "\n" + unique[3][1:] + " " + unique[len(unique)-1]
 	got := map[[2]int]bool{}
 	for _, sp := range d.match(hay, nil) {
 		got[[2]int{sp.start, sp.end}] = true
@@ -286,15 +286,50 @@ func TestMatchManyBehindOneAnchor(t *testing.T) {
 	want := map[[2]int]bool{}
 	for _, f := range unique {
 		for at := 0; ; {
-			i := strings.Index(hay[at:], f.text)
+			i := strings.Index(hay[at:], f)
 			if i < 0 {
 				break
 			}
-			want[[2]int{at + i, at + i + len(f.text)}] = true
+			want[[2]int{at + i, at + i + len(f)}] = true
 			at += i + 1
 		}
 	}
 	if !reflect.DeepEqual(got, want) || len(want) < 3 {
 		t.Fatalf("got %v, want %v", got, want)
+	}
+}
+
+// TestCandidatesSharingAHash: candidates are found by a hash of their
+// text, and texts whose hashes collide are told apart by their bytes: each
+// is found as itself, marked on its own, and a text that is not a
+// candidate is not taken for one.
+func TestCandidatesSharingAHash(t *testing.T) {
+	var c candidates
+	const h = 42 // one hash for all: every lookup meets a collision
+	texts := []string{"first-withheld-line", "second-withheld-line", "third-withheld-one"}
+	for i, s := range texts {
+		if !c.put(s, h, c.pathIndex("/p"), int64(i)) {
+			t.Fatalf("%q was not new", s)
+		}
+	}
+	if c.put(texts[1], h, c.pathIndex("/q"), 9) {
+		t.Fatalf("%q again was new", texts[1])
+	}
+	for i, s := range texts {
+		if k := c.find(s, h); k < 0 || c.textOf(k) != s || c.list[k].order != int64(i) {
+			t.Fatalf("find(%q) = %d", s, k)
+		}
+	}
+	for _, s := range []string{"first-withheld-lin", "fourth-withheld-line", ""} {
+		if k := c.find(s, h); k >= 0 {
+			t.Fatalf("find(%q) = %d (%q)", s, k, c.textOf(k))
+		}
+	}
+	if k := c.find(texts[0], h+1); k >= 0 {
+		t.Fatalf("found under another hash: %d", k)
+	}
+	// The earliest meeting names the path.
+	if c.put(texts[2], h, c.pathIndex("/q"), -1); c.paths[c.list[c.find(texts[2], h)].path] != "/q" {
+		t.Fatal("an earlier meeting did not move the path")
 	}
 }

@@ -43,19 +43,19 @@ func encodeGathered(m *memo, d *Derived) []byte {
 		b = appendString(b, p)
 		b = append(b, boolByte(m.verdicts[p].allowed))
 	}
-	var fps []fingerprint
-	if d != nil {
-		fps = d.fps
+	if d == nil {
+		return binary.AppendUvarint(b, 0)
 	}
-	b = binary.AppendUvarint(b, uint64(len(fps)))
-	for _, f := range fps {
-		i, ok := index[f.path]
+	b = binary.AppendUvarint(b, uint64(len(d.fps)))
+	for k, f := range d.fps {
+		i, ok := index[d.paths[f.path]]
 		if !ok {
 			// Withheld content comes from decided paths only; a
 			// gathering that says otherwise is not kept.
 			return nil
 		}
-		b = appendString(b, f.text)
+		b = binary.AppendUvarint(b, uint64(f.n))
+		b = append(b, d.bytesOf(int32(k))...)
 		b = binary.AppendUvarint(b, i)
 	}
 	return b
@@ -95,7 +95,7 @@ func ResumeDerived(kept []byte, model string, p *policy.Policy) (*Derived, bool)
 // resume decodes kept and decides each of its paths with m (whose
 // decisions stay made); it fails if one differs from the kept one.
 func resume(kept []byte, p *policy.Policy, tier *policy.Tier, m *memo) (*Derived, bool) {
-	paths, allowed, fps, err := decodeGathered(kept)
+	paths, allowed, l, err := decodeGathered(kept)
 	if err != nil {
 		return nil, false
 	}
@@ -113,20 +113,10 @@ func resume(kept []byte, p *policy.Policy, tier *policy.Tier, m *memo) (*Derived
 	if !same {
 		return nil, false
 	}
-	places := map[string]string{}
-	for i := range fps {
-		f := &fps[i]
-		ph, ok := places[f.path]
-		if !ok {
-			ph = Placeholder(f.path, tier.Label)
-			places[f.path] = ph
-		}
-		f.placeholder = ph
-	}
-	if len(fps) == 0 {
+	if len(l.fps) == 0 {
 		return nil, true
 	}
-	return newDerived(fps, tier.Label), true
+	return newDerived(l.fpSet, l.paths, tier.Label), true
 }
 
 // Remember makes b decide each path once for the pieces added from now on,
@@ -161,9 +151,9 @@ func (s *Stream) finishGather() {
 
 var errGathered = errors.New("kept gathering cannot be read")
 
-func decodeGathered(b []byte) (paths []string, allowed []bool, fps []fingerprint, err error) {
+func decodeGathered(b []byte) (paths []string, allowed []bool, l fpList, err error) {
 	if len(b) == 0 || b[0] != gatherRules {
-		return nil, nil, nil, errGathered
+		return nil, nil, l, errGathered
 	}
 	r := keptReader{b: b[1:]}
 	n := r.count()
@@ -173,7 +163,7 @@ func decodeGathered(b []byte) (paths []string, allowed []bool, fps []fingerprint
 	}
 	m := r.count()
 	for range m {
-		text := r.string()
+		text := r.bytes()
 		i := r.uvarint()
 		if r.err == nil && (i >= uint64(len(paths)) || len(text) == 0) {
 			r.err = errGathered
@@ -181,12 +171,12 @@ func decodeGathered(b []byte) (paths []string, allowed []bool, fps []fingerprint
 		if r.err != nil {
 			break
 		}
-		fps = append(fps, fingerprint{text: text, path: paths[i]})
+		l.add(text, paths[i])
 	}
 	if r.err != nil || len(r.b) != 0 {
-		return nil, nil, nil, errGathered
+		return nil, nil, fpList{}, errGathered
 	}
-	return paths, allowed, fps, nil
+	return paths, allowed, l, nil
 }
 
 func appendString(b []byte, s string) []byte {
@@ -229,13 +219,16 @@ func (r *keptReader) count() uint64 {
 	return n
 }
 
-func (r *keptReader) string() string {
+func (r *keptReader) string() string { return string(r.bytes()) }
+
+// bytes reads a string's bytes, sharing the kept gathering's.
+func (r *keptReader) bytes() []byte {
 	n := r.uvarint()
 	if r.err != nil || n > uint64(len(r.b)) {
 		r.err = errGathered
-		return ""
+		return nil
 	}
-	s := string(r.b[:n])
+	s := r.b[:n]
 	r.b = r.b[n:]
 	return s
 }

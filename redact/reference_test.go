@@ -131,7 +131,7 @@ func reference(msgs []session.Message, model string, p *policy.Policy) ([]sessio
 		out = []session.Message{}
 	}
 	if tier.RedactsDerived() || tier.RedactsSecrets() {
-		var fps []fingerprint
+		var fps []refFingerprint
 		if tier.RedactsDerived() {
 			fps = referenceFingerprints(withheld, allowedTexts, tier.Label)
 		}
@@ -140,21 +140,24 @@ func reference(msgs []session.Message, model string, p *policy.Policy) ([]sessio
 	return out, rep
 }
 
+// refFingerprint is a fingerprint as the reference keeps it: plainly.
+type refFingerprint struct{ text, path, placeholder string }
+
 // referenceFingerprints is derived redaction's rule for what to look for:
 // every fingerprint of withheld content, with the path where it first
 // appears, unless content the tier may read has it too.
-func referenceFingerprints(withheld []withheldText, allowed []string, label string) []fingerprint {
+func referenceFingerprints(withheld []withheldText, allowed []string, label string) []refFingerprint {
 	slices.SortStableFunc(withheld, func(a, b withheldText) int { return cmp.Compare(a.order, b.order) })
 	also := map[string]bool{}
 	for _, a := range allowed {
 		eachCandidate(a, func(fp string) { also[fp] = true })
 	}
 	seen := map[string]bool{}
-	var fps []fingerprint
+	var fps []refFingerprint
 	for _, w := range withheld {
 		eachFingerprint(w.text, func(fp string) {
 			if !seen[fp] && !also[fp] {
-				fps = append(fps, fingerprint{text: fp, path: w.path, placeholder: Placeholder(w.path, label)})
+				fps = append(fps, refFingerprint{text: fp, path: w.path, placeholder: Placeholder(w.path, label)})
 			}
 			seen[fp] = true
 		})
@@ -164,7 +167,7 @@ func referenceFingerprints(withheld []withheldText, allowed []string, label stri
 
 // referenceSpans replaces, in every unit of what is still content, each
 // occurrence of a fingerprint (found by plain search) and each credential.
-func referenceSpans(stored, out []session.Message, fps []fingerprint, tier *policy.Tier, rep *Report) {
+func referenceSpans(stored, out []session.Message, fps []refFingerprint, tier *policy.Tier, rep *Report) {
 	var st spanTally
 	for k := range out {
 		m := &out[k]

@@ -141,7 +141,8 @@ func hash6(b []byte, i int) uint64 {
 // strides, 92 MB).
 var windowBudget = 1 << 20 // a variable for tests
 
-func newWindows(fps []fingerprint) windows {
+func newWindows(set *fpSet) windows {
+	fps := set.fps
 	var w windows
 	// The strides: windowClasses' own, divided by shrink for a big set.
 	shrink := 1
@@ -157,21 +158,21 @@ func newWindows(fps []fingerprint) windows {
 	for ; shrink < 8; shrink *= 2 {
 		n := 0
 		for _, f := range fps {
-			_, k := classOf(len(f.text))
+			_, k := classOf(int(f.n))
 			n += k
 		}
 		if n <= windowBudget {
 			break
 		}
 	}
-	common := newWindowCounts(fps, classOf)
+	common := newWindowCounts(set, classOf)
 	// The entries, filed class by class into one slice made to measure:
 	// classes appended to as they came, then copied, held the index up
 	// to three times over while it was built (at 1M messages, the peak
 	// of a first preview's memory).
 	var at [len(windowClasses) + 1]int // where each class's entries start
 	for _, f := range fps {
-		if c, k := classOf(len(f.text)); c >= 0 {
+		if c, k := classOf(int(f.n)); c >= 0 {
 			at[c+1] += k
 		}
 	}
@@ -181,13 +182,13 @@ func newWindows(fps []fingerprint) windows {
 	w.entries = make([]entry, at[len(windowClasses)])
 	next := at
 	for i, f := range fps {
-		c, k := classOf(len(f.text))
+		c, k := classOf(int(f.n))
 		if c < 0 {
 			w.short = append(w.short, int32(i))
 			continue
 		}
 		w.k[c] = k
-		b := unsafe.Slice(unsafe.StringData(f.text), len(f.text))
+		b := set.bytesOf(int32(i))
 		head, tail := ends(b, 0, len(b))
 		from := common.rarest(b, c, k)
 		for o := from; o < from+k; o++ {
@@ -216,8 +217,7 @@ func newWindows(fps []fingerprint) windows {
 		w.slots[c], w.sshift[c] = make([]uint64, 1<<sbits), uint(32-sbits)
 		for k := at[c]; k < at[c+1]; k++ {
 			e := &w.entries[k]
-			fb := unsafe.Slice(unsafe.StringData(fps[e.fp].text), e.n)
-			h := windowHash(fb, int(e.at), c)
+			h := windowHash(set.bytesOf(e.fp), int(e.at), c)
 			w.filter[c][h>>w.fshift[c]] |= filterMask(h)
 			if s := w.slotOf(c, e.tag); *s == 0 {
 				*s = uint64(e.tag)<<32 | uint64(k+1)
@@ -242,19 +242,19 @@ type windowCounts struct {
 	mask uint64
 }
 
-func newWindowCounts(fps []fingerprint, classOf func(int) (int, int)) windowCounts {
+func newWindowCounts(set *fpSet, classOf func(int) (int, int)) windowCounts {
 	total := 0
-	for _, f := range fps {
-		total += len(f.text)
+	for _, f := range set.fps {
+		total += int(f.n)
 	}
 	bitsN := min(22, max(10, bits.Len(uint(total)))) // about a counter a byte, at most 4 MiB
 	wc := windowCounts{n: make([]uint8, 1<<bitsN), mask: 1<<bitsN - 1}
-	for _, f := range fps {
-		c, _ := classOf(len(f.text))
+	for i, f := range set.fps {
+		c, _ := classOf(int(f.n))
 		if c < 0 {
 			continue
 		}
-		b := unsafe.Slice(unsafe.StringData(f.text), len(f.text))
+		b := set.bytesOf(int32(i))
 		for o := 0; o+windowClasses[c].w <= len(b); o++ {
 			if p := &wc.n[windowHash(b, o, c)&wc.mask]; *p < math.MaxUint8 {
 				*p++
@@ -313,12 +313,12 @@ func (w *windows) slotOf(c int, tag uint32) *uint64 {
 	}
 }
 
-// each calls fn with every place in s where a fingerprint of fps starts,
+// each calls fn with every place in s where a fingerprint of set starts,
 // and the fingerprint, until fn returns false. Every occurrence is found
 // once, overlapping ones too, in no particular order.
-func (w *windows) each(s string, fps []fingerprint, fn func(start int, fp int32) bool) {
+func (w *windows) each(s string, set *fpSet, fn func(start int, fp int32) bool) {
 	for _, i := range w.short {
-		t := fps[i].text
+		t := set.textOf(i)
 		for at := 0; ; {
 			k := strings.Index(s[at:], t)
 			if k < 0 {
@@ -340,31 +340,31 @@ func (w *windows) each(s string, fps []fingerprint, fn func(start int, fp int32)
 		switch windowClasses[c].w {
 		case 32:
 			for i := 0; i+32 <= len(b); i += k {
-				if h := hash32(b, i); pass(h) && !w.found(c, i, h, s, fps, fn) {
+				if h := hash32(b, i); pass(h) && !w.found(c, i, h, s, set, fn) {
 					return
 				}
 			}
 		case 24:
 			for i := 0; i+24 <= len(b); i += k {
-				if h := hash24(b, i); pass(h) && !w.found(c, i, h, s, fps, fn) {
+				if h := hash24(b, i); pass(h) && !w.found(c, i, h, s, set, fn) {
 					return
 				}
 			}
 		case 16:
 			for i := 0; i+16 <= len(b); i += k {
-				if h := hash16(b, i); pass(h) && !w.found(c, i, h, s, fps, fn) {
+				if h := hash16(b, i); pass(h) && !w.found(c, i, h, s, set, fn) {
 					return
 				}
 			}
 		case 8:
 			for i := 0; i+8 <= len(b); i += k {
-				if h := hash8(b, i); pass(h) && !w.found(c, i, h, s, fps, fn) {
+				if h := hash8(b, i); pass(h) && !w.found(c, i, h, s, set, fn) {
 					return
 				}
 			}
 		default:
 			for i := 0; i+6 <= len(b); i += k {
-				if h := hash6(b, i); pass(h) && !w.found(c, i, h, s, fps, fn) {
+				if h := hash6(b, i); pass(h) && !w.found(c, i, h, s, set, fn) {
 					return
 				}
 			}
@@ -375,7 +375,7 @@ func (w *windows) each(s string, fps []fingerprint, fn func(start int, fp int32)
 // found checks the entries of class c filed under hash h against s at i,
 // the place where the window was found, and calls fn with each fingerprint
 // that is there; false: fn said to stop.
-func (w *windows) found(c, i int, h uint64, s string, fps []fingerprint, fn func(start int, fp int32) bool) bool {
+func (w *windows) found(c, i int, h uint64, s string, set *fpSet, fn func(start int, fp int32) bool) bool {
 	tag := uint32(h)
 	sl := *w.slotOf(c, tag)
 	if sl == 0 {
@@ -392,7 +392,7 @@ func (w *windows) found(c, i int, h uint64, s string, fps []fingerprint, fn func
 		if head, tail := ends(b, start, int(en.n)); head != en.head || tail != en.tail {
 			continue
 		}
-		if t := fps[en.fp].text; s[start:start+len(t)] == t && !fn(start, en.fp) {
+		if t := set.bytesOf(en.fp); string(b[start:start+len(t)]) == string(t) && !fn(start, en.fp) {
 			return false
 		}
 	}

@@ -20,11 +20,11 @@ func FuzzWindows(f *testing.F) {
 		// few lengths, so that lengths on both sides of every class's
 		// bound come up.
 		seen := map[string]bool{}
-		var fps []fingerprint
+		var fps []string
 		add := func(s string) {
 			if len(s) >= minValue && !seen[s] {
 				seen[s] = true
-				fps = append(fps, fingerprint{text: s, path: "/p", placeholder: "[P]"})
+				fps = append(fps, s)
 			}
 		}
 		for line := range strings.SplitSeq(pieces, "\n") {
@@ -45,7 +45,7 @@ func FuzzWindows(f *testing.F) {
 			windowBudget = 1
 			defer func() { windowBudget = saved }()
 		}
-		d := newDerived(fps, "x")
+		d := derivedOfTexts(fps, "x")
 		got := map[[2]int]int{}
 		for _, sp := range d.match(hay, nil) {
 			got[[2]int{sp.start, sp.end}]++
@@ -53,11 +53,11 @@ func FuzzWindows(f *testing.F) {
 		want := map[[2]int]int{}
 		for _, f := range fps {
 			for at := 0; ; {
-				i := strings.Index(hay[at:], f.text)
+				i := strings.Index(hay[at:], f)
 				if i < 0 {
 					break
 				}
-				want[[2]int{at + i, at + i + len(f.text)}]++
+				want[[2]int{at + i, at + i + len(f)}]++
 				at += i + 1
 			}
 		}
@@ -75,12 +75,13 @@ func TestWindowsFiledWhereFingerprintsDiffer(t *testing.T) {
 	// Every 8 consecutive windows of 32 bytes of these 47 bytes have at
 	// least 4 within the middle; those in the middle of each are all there.
 	const middle = "shared-middle-part-of-the-value:0123456"
-	var fps []fingerprint
+	var fps []string
 	for i := range 40 {
 		own := strings.Repeat(string(rune('A'+i)), 4)
-		fps = append(fps, fingerprint{text: own + middle + strings.ToLower(own)})
+		fps = append(fps, own+middle+strings.ToLower(own))
 	}
-	w := newWindows(fps)
+	set := listOf(fps).fpSet
+	w := newWindows(&set)
 	behind := map[uint32]int{}
 	for _, e := range w.entries[:w.end[0]] {
 		behind[e.tag]++
@@ -93,16 +94,31 @@ func TestWindowsFiledWhereFingerprintsDiffer(t *testing.T) {
 	}
 	for i, n := range own {
 		if k := windowClasses[0].k; n < k/2 {
-			t.Fatalf("%q is filed under %d windows of its own of %d", fps[i].text, n, k)
+			t.Fatalf("%q is filed under %d windows of its own of %d", fps[i], n, k)
 		}
 	}
-	hay := "noise " + middle + " " + fps[7].text
+	hay := "noise " + middle + " " + fps[7]
 	var got []int
-	w.each(hay, fps, func(start int, fp int32) bool {
+	w.each(hay, &set, func(start int, fp int32) bool {
 		got = append(got, start, int(fp))
 		return true
 	})
-	if want := []int{strings.Index(hay, fps[7].text), 7}; !slices.Equal(got, want) {
+	if want := []int{strings.Index(hay, fps[7]), 7}; !slices.Equal(got, want) {
 		t.Fatalf("found %v, want %v", got, want)
 	}
+}
+
+// listOf is texts as fingerprints, in order, all of one path.
+func listOf(texts []string) *fpList {
+	var l fpList
+	for _, t := range texts {
+		l.add([]byte(t), "/p")
+	}
+	return &l
+}
+
+// derivedOfTexts is the matcher of texts, all of one path.
+func derivedOfTexts(texts []string, label string) *Derived {
+	l := listOf(texts)
+	return newDerived(l.fpSet, l.paths, label)
 }

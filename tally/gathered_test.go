@@ -88,3 +88,66 @@ func must(t testing.TB, err error) {
 		t.Fatal(err)
 	}
 }
+
+// TestGatheringInPiecesEqualsWhole: the TUI gathers a long session in
+// pieces read on every core and handed over in order; what it gathers is
+// what one pass over the whole session gives: the same fingerprints, in
+// the same order, each with the path it first appears in. Content the
+// tier may read in the first piece has lines that a withheld file in the
+// last piece has too, so those lines count only if the pieces are checked
+// against fingerprints found later.
+func TestGatheringInPiecesEqualsWhole(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	must(t, err)
+	st, err := session.Open(filepath.Join(root, "store"))
+	must(t, err)
+	defer st.Close()
+	h, err := st.Create(session.Header{Title: "pieces"})
+	must(t, err)
+	n := 3*gatherPiece + 17
+	read := func(path, text string) session.Message {
+		return session.Message{Role: session.RoleTool, Meta: session.Meta{SourcePaths: []string{path}},
+			Parts: []session.Part{{Kind: session.PartToolResult, Text: text, SourcePath: path}}}
+	}
+	shared := "const sharedConfigurationValue = \"both-files-hold-this-0042\"\n"
+	var msgs []session.Message
+	for i := 1; i <= n; i++ {
+		var m session.Message
+		switch {
+		case i == 5:
+			m = read(filepath.Join(root, "ws", "src", "config.go"), shared+"func readable() {}\n")
+		case i%97 == 0:
+			vault := filepath.Join(root, "ws", "secrets", fmt.Sprintf("vault%d.txt", i%3))
+			m = read(vault, fmt.Sprintf("the launch code of silo %d is ZX-%04d-ALPHA-7731\n", i/300, i/300))
+		case i == n-3:
+			m = read(filepath.Join(root, "ws", "secrets", "late.txt"), shared+"a late withheld line only here 9911\n")
+		default:
+			m = session.Message{Role: session.RoleAssistant, Parts: []session.Part{{Kind: session.PartText, Text: fmt.Sprintf("step %d", i)}}}
+		}
+		msgs = append(msgs, m)
+	}
+	for i := 0; i < len(msgs); i += 1000 {
+		batch := make([]*session.Message, 0, 1000)
+		for j := i; j < min(i+1000, len(msgs)); j++ {
+			batch = append(batch, &msgs[j])
+		}
+		must(t, st.Append(h.ID, batch...))
+	}
+	pol := policytest.Policy(t, derivedTiers)
+	const model = "limited/m"
+	d, err := NewContexts().fingerprints(st, pol, h.ID, model)
+	must(t, err)
+	texts, paths := d.Fingerprints()
+	stored, _, err := st.Range(h.ID, 1, uint64(n))
+	must(t, err)
+	wantTexts, wantPaths := redact.PrepareDerived(stored, model, pol).Fingerprints()
+	if !reflect.DeepEqual(texts, wantTexts) || !reflect.DeepEqual(paths, wantPaths) {
+		t.Fatalf("in pieces: %q from %q\nwhole: %q from %q", texts, paths, wantTexts, wantPaths)
+	}
+	if slices.ContainsFunc(texts, func(s string) bool { return strings.Contains(s, "sharedConfigurationValue") }) {
+		t.Fatalf("a line readable content has too is a fingerprint: %q", texts)
+	}
+	if !slices.Contains(texts, "a late withheld line only here 9911") || len(texts) < 10 {
+		t.Fatalf("fixture: %q", texts)
+	}
+}

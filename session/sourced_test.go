@@ -2,6 +2,7 @@ package session
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -100,6 +101,37 @@ func TestRangeSourced(t *testing.T) {
 	}
 	if !reflect.DeepEqual(scanned, want) {
 		t.Fatalf("ScanSourced: %d messages, want %d", len(scanned), len(want))
+	}
+	// In pieces read on every core: the same, in order, each piece
+	// within its range, the last said to be last; fn's error stops it.
+	var pieced []Message
+	pieces, lasts := 0, 0
+	if err := s.SourcedPieces(h.ID, 3, 5000, 333, func(msgs []Message, last bool) error {
+		lo := 3 + uint64(pieces)*333
+		for _, m := range msgs {
+			if m.Seq < lo || m.Seq >= lo+333 {
+				t.Fatalf("piece %d holds message %d", pieces, m.Seq)
+			}
+		}
+		pieced = append(pieced, msgs...)
+		pieces++
+		if last {
+			lasts++
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(pieced, want[1:]) || pieces != 16 || lasts != 1 {
+		t.Fatalf("SourcedPieces: %d messages in %d pieces (%d last), want %d in 16", len(pieced), pieces, lasts, len(want)-1)
+	}
+	stopped := errors.New("stop")
+	calls := 0
+	if err := s.SourcedPieces(h.ID, 1, 5000, 100, func([]Message, bool) error {
+		calls++
+		return stopped
+	}); err != stopped || calls != 1 {
+		t.Fatalf("SourcedPieces after fn failed: %v, %d calls", err, calls)
 	}
 	// The store marks the records of the messages without one, so a
 	// sourced read need not read them.

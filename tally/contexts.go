@@ -1,9 +1,7 @@
 package tally
 
 import (
-	"runtime"
 	"sync"
-	"sync/atomic"
 
 	"github.com/scrim-dev/scrim/policy"
 	"github.com/scrim-dev/scrim/redact"
@@ -155,66 +153,14 @@ func (x *Contexts) fingerprints(st *session.Store, pol *policy.Policy, sid, mode
 }
 
 // eachSourced hands fn, in order, the messages of session sid from..to
-// that carry a source path, all that a tier's gathering looks at
-// (session.Store.ScanSourced), in pieces of gatherPiece messages read;
-// last says a piece is the last. The pieces are read on every core, each
-// by a reader of its own, a few ahead of fn: one reader decoding on every
-// core still walked the store's million keys alone, twice for a first
-// gathering (at a million messages, 1.3 s of the TUI's first count on one
-// core, while the other waited).
+// that carry a source path, all that a tier's gathering looks at, in
+// pieces of gatherPiece messages read on every core
+// (session.Store.SourcedPieces); last says a piece is the last.
 func eachSourced(st *session.Store, sid string, from, to uint64, fn func(msgs []session.Message, last bool)) error {
-	if from > to {
+	return st.SourcedPieces(sid, from, to, gatherPiece, func(msgs []session.Message, last bool) error {
+		fn(msgs, last)
 		return nil
-	}
-	n := int((to-from)/gatherPiece) + 1
-	type piece struct {
-		msgs []session.Message
-		err  error
-	}
-	done := make([]chan piece, n)
-	for i := range done {
-		done[i] = make(chan piece, 1)
-	}
-	readers := min(runtime.GOMAXPROCS(0), n)
-	// ahead holds a place for each piece read and not yet handed to fn:
-	// a reader takes one before it takes the next piece, so those read
-	// ahead are always the first ones fn waits for.
-	ahead := make(chan struct{}, readers+1)
-	stop := make(chan struct{})
-	defer close(stop)
-	var next atomic.Int64
-	for range readers {
-		go func() {
-			for {
-				select {
-				case ahead <- struct{}{}:
-				case <-stop:
-					return
-				}
-				i := int(next.Add(1) - 1)
-				if i >= n {
-					return
-				}
-				lo := from + uint64(i)*gatherPiece
-				hi := min(lo+gatherPiece-1, to)
-				var p piece
-				_, p.err = st.ScanSourced(sid, lo, hi, func(m *session.Message) error {
-					p.msgs = append(p.msgs, *m)
-					return nil
-				})
-				done[i] <- p
-			}
-		}()
-	}
-	for i := range n {
-		p := <-done[i]
-		<-ahead
-		if p.err != nil {
-			return p.err
-		}
-		fn(p.msgs, i == n-1)
-	}
-	return nil
+	})
 }
 
 // gatherPiece is how many messages a gathering's reader reads at once.

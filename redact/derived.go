@@ -401,6 +401,18 @@ func (b *DerivedBuilder) Done() *Derived {
 	return build(&b.cands, b.label)
 }
 
+// DoneDropping is Done for a builder that gathers no more: its candidates
+// go before the matcher's index is made, and Add, Recheck and Done must
+// not be called again.
+func (b *DerivedBuilder) DoneDropping() *Derived {
+	b.cands.drop = true
+	return b.Done()
+}
+
+// Candidates is how many candidates b holds: with their index and texts,
+// about 90 bytes each.
+func (b *DerivedBuilder) Candidates() int { return len(b.cands.list) }
+
 // PrepareDerived gathers the fingerprints of model's tier from a whole
 // session at once.
 func PrepareDerived(msgs []session.Message, model string, p *policy.Policy) *Derived {

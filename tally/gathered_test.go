@@ -151,3 +151,49 @@ func TestGatheringInPiecesEqualsWhole(t *testing.T) {
 		t.Fatalf("fixture: %q", texts)
 	}
 }
+
+// TestLargeGatheringLetsItsCandidatesGo: a whole gathering too large to
+// keep its builder drops the candidates, and a session grown since is
+// gathered again from its start: what it gives is what a first gathering
+// of the grown session gives.
+func TestLargeGatheringLetsItsCandidatesGo(t *testing.T) {
+	saved := largeGathering
+	largeGathering = 0
+	defer func() { largeGathering = saved }()
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	must(t, err)
+	st, err := session.Open(filepath.Join(root, "store"))
+	must(t, err)
+	defer st.Close()
+	h, err := st.Create(session.Header{Title: "large"})
+	must(t, err)
+	vault := filepath.Join(root, "ws", "secrets", "vault.txt")
+	config := filepath.Join(root, "ws", "src", "config.go")
+	read := func(path, text string) *session.Message {
+		return &session.Message{Role: session.RoleTool, Meta: session.Meta{SourcePaths: []string{path}},
+			Parts: []session.Part{{Kind: session.PartToolResult, Text: text, SourcePath: path}}}
+	}
+	must(t, st.Append(h.ID, read(vault, "the launch code is ZX-0001-ALPHA-7731\nshared line of both files 42\n")))
+	pol := policytest.Policy(t, derivedTiers)
+	const model = "limited/m"
+	x := NewContexts()
+	texts := func(x *Contexts) []string {
+		t.Helper()
+		d, err := x.fingerprints(st, pol, h.ID, model)
+		must(t, err)
+		got, _ := d.Fingerprints()
+		return got
+	}
+	if got := texts(x); !slices.Contains(got, "shared line of both files 42") {
+		t.Fatalf("fixture: %q", got)
+	}
+	// Grown: a readable file with one of the lines, a withheld one more.
+	must(t, st.Append(h.ID, read(config, "shared line of both files 42\n"), read(vault, "a second withheld line 0002\n")))
+	stored, _, err := st.Range(h.ID, 1, 3)
+	must(t, err)
+	got := texts(x)
+	want, _ := redact.PrepareDerived(stored, model, pol).Fingerprints()
+	if !reflect.DeepEqual(got, want) || slices.Contains(got, "shared line of both files 42") || !slices.Contains(got, "a second withheld line 0002") {
+		t.Fatalf("grown: %q, gathered afresh: %q", got, want)
+	}
+}

@@ -63,7 +63,8 @@ func encodeGathered(m *memo, d *Derived) []byte {
 
 // Resume takes kept, a gathering Gathered encoded for this session's
 // content and tier (the caller checks those: revision, message count and
-// the tier's fingerprint), in place of the gathering passes. Every path it
+// the tier's fingerprint), in place of the gathering passes; the Stream
+// holds on to kept, which must not be changed after. Every path it
 // names is decided again, now: the files behind them may have changed
 // (a symlink moved, a team file edited), and a gathering made on other
 // decisions would miss what is now withheld. Only if each decision is the
@@ -83,7 +84,8 @@ func (s *Stream) Resume(kept []byte) bool {
 
 // ResumeDerived is Resume for a caller without a Stream (the TUI): the
 // fingerprints kept for model's tier, if every decision they rest on,
-// made again now, is the same; nil and true when there are none.
+// made again now, is the same; nil and true when there are none. The
+// fingerprints hold on to kept, which must not be changed after.
 func ResumeDerived(kept []byte, model string, p *policy.Policy) (*Derived, bool) {
 	tier, _ := p.TierFor(model)
 	if !tier.RedactsDerived() {
@@ -93,7 +95,8 @@ func ResumeDerived(kept []byte, model string, p *policy.Policy) (*Derived, bool)
 }
 
 // resume decodes kept and decides each of its paths with m (whose
-// decisions stay made); it fails if one differs from the kept one.
+// decisions stay made); it fails if one differs from the kept one. What it
+// returns holds on to kept, which must not be changed.
 func resume(kept []byte, p *policy.Policy, tier *policy.Tier, m *memo) (*Derived, bool) {
 	paths, allowed, l, err := decodeGathered(kept)
 	if err != nil {
@@ -161,9 +164,14 @@ func decodeGathered(b []byte) (paths []string, allowed []bool, l fpList, err err
 		paths = append(paths, r.string())
 		allowed = append(allowed, r.byte() == 1)
 	}
+	// The fingerprints' texts stay where they are, in b: it becomes
+	// their arena (at 1M messages that withhold half their reads, 75 MB
+	// not copied when the TUI starts again).
+	l.text = b[:len(b):len(b)]
 	m := r.count()
 	for range m {
 		text := r.bytes()
+		off := len(b) - len(r.b) - len(text)
 		i := r.uvarint()
 		if r.err == nil && (i >= uint64(len(paths)) || len(text) == 0) {
 			r.err = errGathered
@@ -171,7 +179,7 @@ func decodeGathered(b []byte) (paths []string, allowed []bool, l fpList, err err
 		if r.err != nil {
 			break
 		}
-		l.add(text, paths[i])
+		l.fps = append(l.fps, fingerprint{off: uint64(off), n: uint32(len(text)), path: l.pathIndex(paths[i])})
 	}
 	if r.err != nil || len(r.b) != 0 {
 		return nil, nil, fpList{}, errGathered

@@ -24,3 +24,25 @@ func BenchmarkMarshalMessage(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkUnmarshalMessage is what every read pays per message: realistic
+// records (mostly code, so tabs and newlines escaped) decoded.
+func BenchmarkUnmarshalMessage(b *testing.B) {
+	msgs := benchMessages(2000)
+	recs := make([][]byte, len(msgs))
+	var n int64
+	for i, m := range msgs {
+		v, err := marshalMessage(m)
+		if err != nil {
+			b.Fatal(err)
+		}
+		recs[i], n = v, n+int64(len(v))
+	}
+	b.SetBytes(n / int64(len(msgs)))
+	for i := 0; b.Loop(); i++ {
+		var m Message
+		if err := unmarshalMessage(recs[i%len(recs)], &m); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

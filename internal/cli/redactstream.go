@@ -54,9 +54,12 @@ func streamRedacted(st *session.Store, pol *policy.Policy, h session.Header, mod
 		}
 	}
 	read := 0
-	look := func(b []session.Message) (findings, error) {
-		ctx, err := runner.Context(st, h.ID, b, model, pol)
-		return ctx.Findings, err
+	var look func(b []session.Message) (findings, error)
+	if tier, _ := pol.TierFor(model); tier.RedactsSecrets() {
+		look = func(b []session.Message) (findings, error) {
+			ctx, err := runner.Context(st, h.ID, b, model, pol)
+			return ctx.Findings, err
+		}
 	}
 	bad, err := readBatches(st, h, look, func(b []session.Message, found findings, _ bool) error {
 		read += len(b)
@@ -73,12 +76,12 @@ type findings = func(m *session.Message) []secrets.Finding
 
 // readBatches streams session h, messages 1 to h.Count, to fn in batches of
 // redactBatch messages or redactBytes of text (the last one shorter,
-// perhaps empty; last says which it is), each with what look found of it.
-// The batches are read and decoded on one goroutine and looked up on
-// another while fn handles the one before: look is where a first preview
-// scans for credentials and stores what it found, and with it on the
-// reader's or fn's goroutine the first preview at 1M messages kept 1.2 of
-// the two cores busy. fn must not keep a batch: its room is reused.
+// perhaps empty; last says which it is), each with what look, if set,
+// found of it. The batches are read and decoded on one goroutine and looked
+// up on another while fn handles the one before: look is where a first
+// preview scans for credentials and stores what it found, and with it on
+// the reader's or fn's goroutine the first preview at 1M messages kept 1.2
+// of the two cores busy. fn must not keep a batch: its room is reused.
 func readBatches(st *session.Store, h session.Header, look func(b []session.Message) (findings, error), fn func(b []session.Message, found findings, last bool) error) ([]session.DecodeError, error) {
 	type batch struct {
 		msgs  []session.Message
@@ -86,7 +89,10 @@ func readBatches(st *session.Store, h session.Header, look func(b []session.Mess
 		found findings
 		err   error
 	}
-	const rooms = 4 // one read into, one looked up, one waiting, one handled
+	rooms := 3 // one read into, one waiting, one handled
+	if look != nil {
+		rooms++ // and one looked up
+	}
 	read := make(chan batch)
 	full := make(chan batch, 1)
 	free := make(chan []session.Message, rooms)
@@ -131,7 +137,9 @@ func readBatches(st *session.Store, h session.Header, look func(b []session.Mess
 	go func() {
 		defer close(full)
 		for b := range read {
-			b.found, b.err = look(b.msgs)
+			if look != nil {
+				b.found, b.err = look(b.msgs)
+			}
 			full <- b
 		}
 	}()

@@ -61,8 +61,7 @@ func (s *fpSet) textOf(i int32) string {
 // path, in the order they are to be kept.
 type fpList struct {
 	fpSet
-	paths  []string
-	pathAt map[string]uint32
+	pathTable
 }
 
 func (l *fpList) add(text []byte, path string) {
@@ -70,15 +69,21 @@ func (l *fpList) add(text []byte, path string) {
 	l.text = append(l.text, text...)
 }
 
-func (l *fpList) pathIndex(path string) uint32 {
-	if l.pathAt == nil {
-		l.pathAt = map[string]uint32{}
+// pathTable numbers the paths fingerprints name, each once, in order.
+type pathTable struct {
+	paths  []string
+	pathAt map[string]uint32
+}
+
+func (t *pathTable) pathIndex(path string) uint32 {
+	if t.pathAt == nil {
+		t.pathAt = map[string]uint32{}
 	}
-	i, ok := l.pathAt[path]
+	i, ok := t.pathAt[path]
 	if !ok {
-		i = uint32(len(l.paths))
-		l.paths = append(l.paths, path)
-		l.pathAt[path] = i
+		i = uint32(len(t.paths))
+		t.paths = append(t.paths, path)
+		t.pathAt[path] = i
 	}
 	return i
 }
@@ -110,14 +115,12 @@ func (d *Derived) Fingerprints() (texts, paths []string) {
 // compared byte for byte, so a collision costs a comparison, never a
 // wrong answer.
 type candidates struct {
-	seed maphash.Seed
-	at   map[uint64]int32 // a text's hash: its first candidate in list
-	list []candidate
-	text []byte // the arena: appended to, never written where a candidate points
-	// paths are the paths named, each once (candidate.path).
-	paths  []string
-	pathAt map[string]uint32
-	lens   [maxFingerprint + 1]bool // the lengths of the candidates: most pieces have none of them
+	seed      maphash.Seed
+	at        map[uint64]int32 // a text's hash: its first candidate in list
+	list      []candidate
+	text      []byte                   // the arena: appended to, never written where a candidate points
+	pathTable                          // the paths named (candidate.path)
+	lens      [maxFingerprint + 1]bool // the lengths of the candidates: most pieces have none of them
 	// drop says build may drop them once it has taken the fingerprints:
 	// nothing is gathered after (a Stream).
 	drop bool
@@ -195,19 +198,6 @@ func (c *candidates) put(fp string, h uint64, p uint32, order int64) bool {
 	c.text = append(c.text, fp...)
 	c.lens[len(fp)] = true
 	return true
-}
-
-func (c *candidates) pathIndex(path string) uint32 {
-	if c.pathAt == nil {
-		c.pathAt = map[string]uint32{}
-	}
-	i, ok := c.pathAt[path]
-	if !ok {
-		i = uint32(len(c.paths))
-		c.paths = append(c.paths, path)
-		c.pathAt[path] = i
-	}
-	return i
 }
 
 // check marks the candidates that content the tier may read has too: the

@@ -19,13 +19,7 @@ import (
 // has it gather again. To tell which gathering a context used, the kept one
 // is replaced by one with a fingerprint the session does not have.
 func TestContextsKeepTheirGathering(t *testing.T) {
-	root, err := filepath.EvalSymlinks(t.TempDir())
-	must(t, err)
-	st, err := session.Open(filepath.Join(root, "store"))
-	must(t, err)
-	defer st.Close()
-	h, err := st.Create(session.Header{Title: "kept"})
-	must(t, err)
+	root, st, h := gatheringSession(t, "kept")
 	secret := filepath.Join(root, "ws", "secrets", "vault.txt")
 	read := func(i int) *session.Message {
 		return &session.Message{Role: session.RoleTool, Meta: session.Meta{SourcePaths: []string{secret}},
@@ -78,6 +72,20 @@ func TestContextsKeepTheirGathering(t *testing.T) {
 	}
 }
 
+// gatheringSession opens a store in a folder of its own (its path
+// canonical, as the policy decides paths) and makes an empty session in it.
+func gatheringSession(t *testing.T, title string) (root string, st *session.Store, h session.Header) {
+	t.Helper()
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	must(t, err)
+	st, err = session.Open(filepath.Join(root, "store"))
+	must(t, err)
+	t.Cleanup(func() { st.Close() })
+	h, err = st.Create(session.Header{Title: title})
+	must(t, err)
+	return root, st, h
+}
+
 // derivedTiers is the shared test policy with derived redaction on the
 // limited tier.
 var derivedTiers = strings.Replace(policytest.Tiers, `label = "limited"`, "label = \"limited\"\nderived = \"redact\"", 1)
@@ -97,13 +105,7 @@ func must(t testing.TB, err error) {
 // last piece has too, so those lines count only if the pieces are checked
 // against fingerprints found later.
 func TestGatheringInPiecesEqualsWhole(t *testing.T) {
-	root, err := filepath.EvalSymlinks(t.TempDir())
-	must(t, err)
-	st, err := session.Open(filepath.Join(root, "store"))
-	must(t, err)
-	defer st.Close()
-	h, err := st.Create(session.Header{Title: "pieces"})
-	must(t, err)
+	root, st, h := gatheringSession(t, "pieces")
 	n := 3*gatherPiece + 17
 	read := func(path, text string) session.Message {
 		return session.Message{Role: session.RoleTool, Meta: session.Meta{SourcePaths: []string{path}},
@@ -160,13 +162,7 @@ func TestLargeGatheringLetsItsCandidatesGo(t *testing.T) {
 	saved := largeGathering
 	largeGathering = 0
 	defer func() { largeGathering = saved }()
-	root, err := filepath.EvalSymlinks(t.TempDir())
-	must(t, err)
-	st, err := session.Open(filepath.Join(root, "store"))
-	must(t, err)
-	defer st.Close()
-	h, err := st.Create(session.Header{Title: "large"})
-	must(t, err)
+	root, st, h := gatheringSession(t, "large")
 	vault := filepath.Join(root, "ws", "secrets", "vault.txt")
 	config := filepath.Join(root, "ws", "src", "config.go")
 	read := func(path, text string) *session.Message {

@@ -25,41 +25,16 @@ const parallelMin = 2048
 // Range loads messages with from <= Seq <= to (clamped to the session).
 // Long ranges are decoded on all cores while Badger is read.
 func (s *Store) Range(id string, from, to uint64) ([]Message, []DecodeError, error) {
-	return s.rangeOf(id, from, to, false)
-}
-
-// RangeSourced is Range of only the messages that carry a source path,
-// Meta.SourcePaths or a part's SourcePath: those redaction decides on by
-// their files, and the only ones a tier's withheld content and the content
-// it may read are gathered from (package redact). A record the store
-// marked as carrying none (metaNoSource) is not read, and one that cannot
-// name a source path (maySource) is not decoded: on the
-// million-message benchmark session, where one message in eight is a file
-// read, that is most of the work of a pass that gathers. Messages that
-// turn out to carry none are left out as well.
-func (s *Store) RangeSourced(id string, from, to uint64) ([]Message, []DecodeError, error) {
-	return s.rangeOf(id, from, to, true)
-}
-
-func (s *Store) rangeOf(id string, from, to uint64, sourced bool) ([]Message, []DecodeError, error) {
 	var out []Message
-	var fold []byte
 	var par *parallelDecoder
 	var bad []DecodeError
-	var skip func(byte) bool
-	if sourced {
-		skip = noSource
-	}
-	missing, err := s.recordsSkipping(id, from, to, func(first, n uint64) {
+	missing, err := s.records(id, from, to, func(first, n uint64) {
 		from = first
 		out = make([]Message, n)
 		if n >= parallelMin {
 			par = newParallelDecoder(id, out, first)
 		}
-	}, skip, func(seq uint64, v []byte) error {
-		if sourced && !maySource(v, &fold) {
-			return nil
-		}
+	}, func(seq uint64, v []byte) error {
 		if par != nil {
 			par.add(seq, v)
 		} else if err := decodeMessage(id, seq, v, &out[seq-from]); err != nil {
@@ -74,9 +49,6 @@ func (s *Store) rangeOf(id string, from, to uint64, sourced bool) ([]Message, []
 		return nil, nil, err
 	}
 	bad = append(bad, missing...)
-	if sourced {
-		out = slices.DeleteFunc(out, func(m Message) bool { return m.Seq == 0 || !m.sourced() })
-	}
 	if len(bad) > 0 {
 		// Slots of records that failed or are missing stay zero.
 		out = slices.DeleteFunc(out, func(m Message) bool { return m.Seq == 0 })
@@ -130,8 +102,15 @@ func (s *Store) scan(id string, from, to uint64, sourced bool, fn func(m *Messag
 	return bad, err
 }
 
-// ScanSourced is Scan of only the messages that carry a source path, as
-// RangeSourced reads them.
+// ScanSourced is Scan of only the messages that carry a source path,
+// Meta.SourcePaths or a part's SourcePath: those redaction decides on by
+// their files, and the only ones a tier's withheld content and the content
+// it may read are gathered from (package redact). A record the store
+// marked as carrying none (metaNoSource) is not read, and one that cannot
+// name a source path (maySource) is not decoded: on the million-message
+// benchmark session, where one message in eight is a file read, that is
+// most of the work of a pass that gathers. Messages that turn out to carry
+// none are left out as well.
 func (s *Store) ScanSourced(id string, from, to uint64, fn func(m *Message) error) ([]DecodeError, error) {
 	return s.scan(id, from, to, true, fn)
 }

@@ -50,13 +50,13 @@ func TestMaySourceRulesOutWhatCarriesNone(t *testing.T) {
 	}
 }
 
-// TestRangeSourced: a sourced read or scan returns, in order, exactly the
-// messages of a whole read that carry a source path.
-func TestRangeSourced(t *testing.T) {
+// TestSourcedReads: a sourced scan, whole or in pieces, returns, in order,
+// exactly the messages of a whole read that carry a source path.
+func TestSourcedReads(t *testing.T) {
 	s := openTemp(t)
 	h := create(t, s, Header{Title: "t"})
 	var msgs []*Message
-	for i := range 5000 { // above parallelMin: decoded on every core
+	for i := range 5000 {
 		m := &Message{Role: RoleUser, Parts: []Part{{Kind: PartText, Text: fmt.Sprintf("message %d mentions sourcePath", i)}}}
 		switch i % 5 {
 		case 1:
@@ -85,20 +85,8 @@ func TestRangeSourced(t *testing.T) {
 	if len(want) != 2000 {
 		t.Fatalf("%d messages carry a source path, want 2000", len(want))
 	}
-	got, bad, err := s.RangeSourced(h.ID, 1, 5000)
-	if err != nil || len(bad) > 0 {
-		t.Fatal(err, bad)
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("RangeSourced: %d messages, want %d", len(got), len(want))
-	}
 	var scanned []Message
-	if _, err := s.ScanSourced(h.ID, 1, 5000, func(m *Message) error {
-		scanned = append(scanned, *m)
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	scanned = sourced(t, s, h.ID, 1, 5000)
 	if !reflect.DeepEqual(scanned, want) {
 		t.Fatalf("ScanSourced: %d messages, want %d", len(scanned), len(want))
 	}
@@ -144,11 +132,20 @@ func TestRangeSourced(t *testing.T) {
 	if marked != 3000 {
 		t.Fatalf("%d records marked as carrying no source path, want 3000", marked)
 	}
-	// A short range is decoded on one core.
-	got, _, err = s.RangeSourced(h.ID, 1, 10)
-	if err != nil || !reflect.DeepEqual(got, want[:4]) {
-		t.Fatalf("RangeSourced of 10: %d messages, want 4 (%v)", len(got), err)
+}
+
+// sourced is what ScanSourced hands over of messages from..to.
+func sourced(t *testing.T, s *Store, id string, from, to uint64) []Message {
+	t.Helper()
+	var out []Message
+	bad, err := s.ScanSourced(id, from, to, func(m *Message) error {
+		out = append(out, *m)
+		return nil
+	})
+	if err != nil || len(bad) > 0 {
+		t.Fatal(err, bad)
 	}
+	return out
 }
 
 // BenchmarkMaySource: ruling out the record of a message of code without a
@@ -171,10 +168,10 @@ func BenchmarkMaySource(b *testing.B) {
 	}
 }
 
-// TestRangeSourcedReadsUnmarkedRecords: records without the store's mark
+// TestSourcedReadsUnmarkedRecords: records without the store's mark
 // (written before it marked them) are read and looked at, and a message
 // that carries a source path is returned from one all the same.
-func TestRangeSourcedReadsUnmarkedRecords(t *testing.T) {
+func TestSourcedReadsUnmarkedRecords(t *testing.T) {
 	s := openTemp(t)
 	h := create(t, s, Header{Title: "t"})
 	msgs := []*Message{
@@ -199,8 +196,7 @@ func TestRangeSourcedReadsUnmarkedRecords(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	got, _, err := s.RangeSourced(h.ID, 1, 2)
-	if err != nil || len(got) != 1 || got[0].Seq != 2 {
-		t.Fatalf("RangeSourced of unmarked records: %+v (%v), want message 2", got, err)
+	if got := sourced(t, s, h.ID, 1, 2); len(got) != 1 || got[0].Seq != 2 {
+		t.Fatalf("a sourced scan of unmarked records: %+v, want message 2", got)
 	}
 }

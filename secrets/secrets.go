@@ -7,6 +7,7 @@ package secrets
 import (
 	"cmp"
 	"encoding/binary"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -15,6 +16,7 @@ import (
 
 	ahocorasick "github.com/BobuSumisu/aho-corasick"
 	"github.com/rs/zerolog"
+	"github.com/zricethezav/gitleaks/v8/config"
 	"github.com/zricethezav/gitleaks/v8/detect"
 	"github.com/zricethezav/gitleaks/v8/logging"
 	"github.com/zricethezav/gitleaks/v8/report"
@@ -69,10 +71,18 @@ func load() *detect.Detector {
 // spans that do not overlap (of two that would, the one that starts first,
 // or the longer, is kept).
 func ScanText(s string) []Span {
-	if len(s) < minSecret || !mayHold(s) {
+	if len(s) < minSecret {
 		return nil
 	}
-	fs := load().DetectString(s)
+	d := detectorFor(s)
+	if d == nil {
+		return nil
+	}
+	return spansOf(s, d.DetectString(s))
+}
+
+// spansOf turns gitleaks' findings in s into ScanText's spans.
+func spansOf(s string, fs []report.Finding) []Span {
 	if len(fs) == 0 {
 		return nil
 	}
@@ -97,6 +107,39 @@ func ScanText(s string) []Span {
 	return out[:w]
 }
 
+// detectorFor returns the detector to scan s with: none (nil) when s
+// holds no rule's keyword (mayHold), else one of only the rules whose
+// keywords s holds, and those without any. gitleaks runs exactly those
+// rules on s anyway, but finds out which by checking every rule's keywords
+// in a map it builds for each text, after its own automaton has listed all
+// of them: on the UI benchmark's million messages, where most texts hold
+// a short keyword ("ey", "sk"), that was a third of the first count's CPU.
+// gitleaks' findings of one text depend only on the rules it runs (its
+// filter drops a generic finding that a rule run beside it found better),
+// so the findings are the same (FuzzScanTextByKeywords).
+func detectorFor(s string) *detect.Detector {
+	ix := loadKeywords()
+	if ix == nil {
+		return load()
+	}
+	buf := lowerBufs.Get().(*[]byte)
+	defer lowerBufs.Put(buf)
+	*buf = lower(s, *buf)
+	var set ruleSet
+	found := false
+	ix.trie.Walk(*buf, func(_, _, pattern int64) bool {
+		for _, r := range ix.byKeyword[pattern] {
+			set[r/64] |= 1 << (r % 64)
+		}
+		found = true
+		return true
+	})
+	if !found {
+		return nil
+	}
+	return ix.detector(set)
+}
+
 // mayHold reports whether s may hold a secret: whether, lower-cased as
 // gitleaks lower-cases it, it holds a keyword of a rule. gitleaks runs a
 // rule on a text only when the text has one of the rule's keywords (the
@@ -108,10 +151,11 @@ func ScanText(s string) []Span {
 // all of them (the one gitleaks itself uses, github.com/BobuSumisu/aho-corasick),
 // in s lower-cased into a reused buffer (lower).
 func mayHold(s string) bool {
-	kw := loadKeywords()
-	if kw == nil {
+	ix := loadKeywords()
+	if ix == nil {
 		return true
 	}
+	kw := ix.trie
 	buf := lowerBufs.Get().(*[]byte)
 	defer lowerBufs.Put(buf)
 	*buf = lower(s, *buf)
@@ -166,29 +210,104 @@ var lowerBufs = sync.Pool{New: func() any { return new([]byte) }}
 
 var (
 	keywordsOnce sync.Once
-	keywords     *ahocorasick.Trie
+	keywords     *keywordIndex
 )
 
-// loadKeywords is the automaton of every rule's keywords, lower-cased, or
-// nil when the rules are such that a text without a keyword may still hold
-// a secret: a rule with a pattern and no keyword (it runs on every text), or
-// decoding (gitleaks would look for keywords in what it decodes too).
-func loadKeywords() *ahocorasick.Trie {
+// keywordIndex finds the rules whose keywords a text holds: an automaton
+// of every keyword, lower-cased, each with its rules.
+type keywordIndex struct {
+	trie      *ahocorasick.Trie
+	byKeyword [][]uint16 // a keyword's rules (indexes in rules)
+	rules     []config.Rule
+	always    []config.Rule // rules without a keyword: gitleaks runs them on every text
+	mu        sync.Mutex
+	detectors map[ruleSet]*detect.Detector // made as sets of rules come up
+}
+
+// ruleSet is a set of keywordIndex.rules, a bit each.
+type ruleSet [maxRules / 64]uint64
+
+// maxRules bounds the rules a ruleSet holds; with more, texts are scanned
+// with all of them, as before there were sets.
+const maxRules = 512
+
+// maxDetectors bounds the detectors made for sets of rules (a few hundred
+// KB each, most of it the automaton of their keywords); past it, a text
+// is scanned with every rule, which finds the same.
+const maxDetectors = 256
+
+// detector returns the detector of set's rules and the rules without a
+// keyword.
+func (ix *keywordIndex) detector(set ruleSet) *detect.Detector {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if d, ok := ix.detectors[set]; ok {
+		return d
+	}
+	if len(ix.detectors) >= maxDetectors {
+		return load()
+	}
+	full := load()
+	cfg := full.Config
+	cfg.Rules = make(map[string]config.Rule)
+	cfg.Keywords = make(map[string]struct{})
+	for i, r := range ix.rules {
+		if set[i/64]&(1<<(i%64)) != 0 {
+			cfg.Rules[r.RuleID] = r
+			for _, k := range r.Keywords {
+				cfg.Keywords[strings.ToLower(k)] = struct{}{}
+			}
+		}
+	}
+	for _, r := range ix.always {
+		cfg.Rules[r.RuleID] = r
+	}
+	d := detect.NewDetector(cfg)
+	d.Redact, d.MaxDecodeDepth, d.IgnoreGitleaksAllow = full.Redact, full.MaxDecodeDepth, full.IgnoreGitleaksAllow
+	ix.detectors[set] = d
+	return d
+}
+
+// loadKeywords is the index of every rule's keywords, lower-cased, or nil
+// when the rules are such that a text without a keyword may still hold a
+// secret: a rule with a pattern and no keyword (it runs on every text), or
+// decoding (gitleaks would look for keywords in what it decodes too); or
+// when there are more rules than a ruleSet holds.
+func loadKeywords() *keywordIndex {
 	keywordsOnce.Do(func() {
 		d := load()
-		if d.MaxDecodeDepth > 0 {
+		if d.MaxDecodeDepth > 0 || len(d.Config.Rules) > maxRules {
 			return
 		}
+		ix := &keywordIndex{detectors: map[ruleSet]*detect.Detector{}}
+		ids := slices.Sorted(maps.Keys(d.Config.Rules))
+		at := map[string]int{} // a keyword's pattern
 		var all []string
-		for _, r := range d.Config.Rules {
-			if len(r.Keywords) == 0 && r.Regex != nil {
-				return
+		for _, id := range ids {
+			r := d.Config.Rules[id]
+			if len(r.Keywords) == 0 {
+				if r.Regex != nil {
+					return
+				}
+				ix.always = append(ix.always, r)
+				continue
 			}
+			ri := uint16(len(ix.rules))
+			ix.rules = append(ix.rules, r)
 			for _, k := range r.Keywords {
-				all = append(all, strings.ToLower(k))
+				k = strings.ToLower(k)
+				p, ok := at[k]
+				if !ok {
+					p = len(all)
+					at[k] = p
+					all = append(all, k)
+					ix.byKeyword = append(ix.byKeyword, nil)
+				}
+				ix.byKeyword[p] = append(ix.byKeyword[p], ri)
 			}
 		}
-		keywords = ahocorasick.NewTrieBuilder().AddStrings(all).Build()
+		ix.trie = ahocorasick.NewTrieBuilder().AddStrings(all).Build()
+		keywords = ix
 	})
 	return keywords
 }

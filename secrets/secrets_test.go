@@ -2,6 +2,7 @@ package secrets
 
 import (
 	"math/rand"
+	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -164,6 +165,56 @@ func FuzzMayHold(f *testing.F) {
 	})
 }
 
+// FuzzScanTextByKeywords: scanning a text with only the rules whose
+// keywords it holds finds what scanning it with every rule finds, generic
+// findings that a better rule beside them takes over included.
+func FuzzScanTextByKeywords(f *testing.F) {
+	var all strings.Builder
+	for _, c := range credentials() {
+		s := c.before + c.secret + c.after
+		f.Add(s)
+		f.Add(strings.ToUpper(s))
+		all.WriteString(s + "\n")
+	}
+	f.Add(all.String())
+	f.Add("the key they asked for: sk-live is not it, api_key = \"Zx8Qw3Lm0Pv7Rt2Yb5Nc9Kd4Hs6Jf1Gg\"")
+	f.Add("func main() {\n\tfmt.Println(\"hello\")\n}\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		if len(s) < minSecret {
+			return
+		}
+		want := spansOf(s, load().DetectString(s))
+		if got := ScanText(s); !reflect.DeepEqual(got, want) {
+			t.Fatalf("by keywords %v, with every rule %v, in %q", got, want, s)
+		}
+	})
+}
+
+// TestScanTextByKeywords: texts that hold a credential of each of the
+// fixture's rules, alone and all together, find with the rules their
+// keywords name what they find with all of them, and the detectors made
+// for those sets are kept for the next text.
+func TestScanTextByKeywords(t *testing.T) {
+	var all strings.Builder
+	for _, c := range credentials() {
+		s := c.before + c.secret + c.after
+		all.WriteString(s + "\n")
+		if got, want := ScanText(s), spansOf(s, load().DetectString(s)); !reflect.DeepEqual(got, want) || len(want) == 0 {
+			t.Errorf("%s: by keywords %v, with every rule %v", c.name, got, want)
+		}
+	}
+	if got, want := ScanText(all.String()), spansOf(all.String(), load().DetectString(all.String())); !reflect.DeepEqual(got, want) || len(want) < len(credentials()) {
+		t.Errorf("all together: by keywords %v, with every rule %v", got, want)
+	}
+	if loadKeywords() == nil {
+		t.Fatal("the default rules have no keyword index")
+	}
+	s := credentials()[0].before + credentials()[0].secret
+	if d := detectorFor(s); d == load() || d != detectorFor(strings.ToUpper(s)) {
+		t.Error("a text with a keyword is scanned with every rule, or its set's detector is made again")
+	}
+}
+
 // TestMayHoldRulesOutCode: the prefilter does rule out ordinary code and
 // prose (it is there to make scanning them cheap), and not a credential.
 func TestMayHoldRulesOutCode(t *testing.T) {
@@ -212,6 +263,19 @@ func BenchmarkMayHold(b *testing.B) {
 	for b.Loop() {
 		if mayHold(s) {
 			b.Fatal("may hold a secret")
+		}
+	}
+}
+
+// BenchmarkScanText: a line of prose and code that holds short keywords
+// ("key", "they", "task") and no credential, as most texts of a real
+// session do: gitleaks runs on it.
+func BenchmarkScanText(b *testing.B) {
+	s := strings.Repeat("They asked for the key of the task; if cfg.Key == \"\" { return errNoKey } // see the docs\n", 6)
+	b.SetBytes(int64(len(s)))
+	for b.Loop() {
+		if len(ScanText(s)) > 0 {
+			b.Fatal("found a secret")
 		}
 	}
 }

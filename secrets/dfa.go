@@ -8,8 +8,8 @@ package secrets
 // rules' keywords, and follows failure links where a transition is
 // missing: walking a text was 2.6-3.9 ns a byte, and at a million messages
 // the first credential scan of every text spent 1.3-1.65 s of CPU there.
-// This table is a few hundred KB. FuzzKeywordDFA holds its matches to
-// that automaton's.
+// This table is 215 KB (1,281 states by 43 byte classes). FuzzKeywordDFA
+// holds its matches to that automaton's.
 type keywordDFA struct {
 	class  [256]uint8 // the byte's class: bytes no keyword holds share class 0
 	nclass int

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/rs/zerolog"
+	"github.com/spf13/viper"
 	"github.com/zricethezav/gitleaks/v8/config"
 	"github.com/zricethezav/gitleaks/v8/detect"
 	"github.com/zricethezav/gitleaks/v8/logging"
@@ -45,24 +46,47 @@ type Span struct {
 }
 
 var (
+	rulesOnce sync.Once
+	rules     config.Config
+	rulesErr  error
+
 	detectorOnce sync.Once
 	detector     *detect.Detector
-	detectorErr  error
 )
 
-// load makes the detector once: parsing the default rules takes about 20 ms,
-// which a process that never scans never pays. gitleaks logs to stderr at
-// Info level by default, which would tear a terminal UI: it is silenced.
-func load() *detect.Detector {
-	detectorOnce.Do(func() {
+// defaultRules parses gitleaks' default rules once, as
+// detect.NewDetectorDefaultConfig does, without making its detector:
+// parsing takes about 20 ms, which a process that never scans never pays,
+// and a detector of every rule carries an automaton of every keyword (2.6
+// MB) that the detectors texts are scanned with (detectorFor) do without.
+// gitleaks logs to stderr at Info level by default, which would tear a
+// terminal UI: it is silenced.
+func defaultRules() config.Config {
+	rulesOnce.Do(func() {
 		logging.Logger = zerolog.Nop()
-		detector, detectorErr = detect.NewDetectorDefaultConfig()
+		v := viper.New()
+		v.SetConfigType("toml")
+		if rulesErr = v.ReadConfig(strings.NewReader(config.DefaultConfig)); rulesErr != nil {
+			return
+		}
+		var vc config.ViperConfig
+		if rulesErr = v.Unmarshal(&vc); rulesErr != nil {
+			return
+		}
+		rules, rulesErr = vc.Translate()
 	})
-	if detectorErr != nil {
+	if rulesErr != nil {
 		// The rules are compiled into the binary: a build whose embedded
 		// rules do not parse cannot scan anything, and must not pretend to.
-		panic("secrets: gitleaks default rules: " + detectorErr.Error())
+		panic("secrets: gitleaks default rules: " + rulesErr.Error())
 	}
+	return rules
+}
+
+// load is the detector of every default rule, made the first time a text
+// must be scanned with all of them (detectorFor says when).
+func load() *detect.Detector {
+	detectorOnce.Do(func() { detector = detect.NewDetector(defaultRules()) })
 	return detector
 }
 
@@ -246,8 +270,7 @@ func (ix *keywordIndex) detector(set ruleSet) *detect.Detector {
 	if len(ix.detectors) >= maxDetectors {
 		return load()
 	}
-	full := load()
-	cfg := full.Config
+	cfg := defaultRules()
 	cfg.Rules = make(map[string]config.Rule)
 	cfg.Keywords = make(map[string]struct{})
 	for i, r := range ix.rules {
@@ -261,29 +284,29 @@ func (ix *keywordIndex) detector(set ruleSet) *detect.Detector {
 	for _, r := range ix.always {
 		cfg.Rules[r.RuleID] = r
 	}
-	d := detect.NewDetector(cfg)
-	d.Redact, d.MaxDecodeDepth, d.IgnoreGitleaksAllow = full.Redact, full.MaxDecodeDepth, full.IgnoreGitleaksAllow
+	d := detect.NewDetector(cfg) // the settings of load's, gitleaks' defaults
 	ix.detectors[set] = d
 	return d
 }
 
 // loadKeywords is the index of every rule's keywords, lower-cased, or nil
 // when the rules are such that a text without a keyword may still hold a
-// secret: a rule with a pattern and no keyword (it runs on every text), or
-// decoding (gitleaks would look for keywords in what it decodes too); or
-// when there are more rules than a ruleSet holds.
+// secret: a rule with a pattern and no keyword (it runs on every text); or
+// when there are more rules than a ruleSet holds. (A detector that decodes
+// would look for keywords in what it decodes too: gitleaks' detectors,
+// these included, do not by default.)
 func loadKeywords() *keywordIndex {
 	keywordsOnce.Do(func() {
-		d := load()
-		if d.MaxDecodeDepth > 0 || len(d.Config.Rules) > maxRules {
+		cfg := defaultRules()
+		if len(cfg.Rules) > maxRules {
 			return
 		}
 		ix := &keywordIndex{detectors: map[ruleSet]*detect.Detector{}}
-		ids := slices.Sorted(maps.Keys(d.Config.Rules))
+		ids := slices.Sorted(maps.Keys(cfg.Rules))
 		at := map[string]int{} // a keyword's pattern
 		var all []string
 		for _, id := range ids {
-			r := d.Config.Rules[id]
+			r := cfg.Rules[id]
 			if len(r.Keywords) == 0 {
 				if r.Regex != nil {
 					return

@@ -1,8 +1,11 @@
 package secrets
 
 import (
+	"github.com/zricethezav/gitleaks/v8/detect"
+	"maps"
 	"math/rand"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -163,6 +166,26 @@ func FuzzMayHold(f *testing.F) {
 			t.Fatalf("mayHold rules out %q, where gitleaks finds %v", s, load().DetectString(s))
 		}
 	})
+}
+
+// TestDefaultRulesAsGitleaksReadsThem: the rules parsed without gitleaks'
+// own detector are gitleaks' default rules, and a detector of them finds
+// what gitleaks' default detector finds.
+func TestDefaultRulesAsGitleaksReadsThem(t *testing.T) {
+	theirs, err := detect.NewDetectorDefaultConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours := defaultRules()
+	if got, want := slices.Sorted(maps.Keys(ours.Rules)), slices.Sorted(maps.Keys(theirs.Config.Rules)); !slices.Equal(got, want) || len(got) < 200 {
+		t.Fatalf("%d rules, gitleaks has %d", len(got), len(want))
+	}
+	for _, c := range credentials() {
+		s := c.before + c.secret + c.after
+		if got, want := spansOf(s, load().DetectString(s)), spansOf(s, theirs.DetectString(s)); !reflect.DeepEqual(got, want) || len(want) == 0 {
+			t.Errorf("%s: %v, gitleaks finds %v", c.name, got, want)
+		}
+	}
 }
 
 // FuzzScanTextByKeywords: scanning a text with only the rules whose

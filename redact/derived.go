@@ -57,16 +57,10 @@ func (s *fpSet) textOf(i int32) string {
 	return unsafe.String(&s.text[f.off], f.n)
 }
 
-// fpList assembles the fingerprints of a Derived: each added with its
-// path, in the order they are to be kept.
+// fpList is the fingerprints of a Derived with the paths they name.
 type fpList struct {
 	fpSet
 	pathTable
-}
-
-func (l *fpList) add(text []byte, path string) {
-	l.fps = append(l.fps, fingerprint{off: uint64(len(l.text)), n: uint32(len(text)), path: l.pathIndex(path)})
-	l.text = append(l.text, text...)
 }
 
 // pathTable numbers the paths fingerprints name, each once, in order.

@@ -54,8 +54,7 @@ func encodeGathered(m *memo, d *Derived) []byte {
 			// gathering that says otherwise is not kept.
 			return nil
 		}
-		b = binary.AppendUvarint(b, uint64(f.n))
-		b = append(b, d.bytesOf(int32(k))...)
+		b = appendString(b, d.textOf(int32(k)))
 		b = binary.AppendUvarint(b, i)
 	}
 	return b
@@ -146,8 +145,7 @@ func (s *Stream) finishGather() {
 		// A Stream gathers no more once it redacts: the candidates,
 		// those that readable content has too among them, are no
 		// longer wanted (at 1M messages, 7-8 MB beside what was kept).
-		s.gather.cands.drop = true
-		s.derived = s.gather.Done()
+		s.derived = s.gather.DoneDropping()
 		s.finished = true
 	}
 }

@@ -112,7 +112,8 @@ func TestWindowsFiledWhereFingerprintsDiffer(t *testing.T) {
 func listOf(texts []string) *fpList {
 	var l fpList
 	for _, t := range texts {
-		l.add([]byte(t), "/p")
+		l.fps = append(l.fps, fingerprint{off: uint64(len(l.text)), n: uint32(len(t)), path: l.pathIndex("/p")})
+		l.text = append(l.text, t...)
 	}
 	return &l
 }

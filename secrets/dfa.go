@@ -118,15 +118,3 @@ func (a *keywordDFA) walk(b []byte, fn func(end int, pattern int32) bool) {
 		}
 	}
 }
-
-// any reports whether b holds a keyword.
-func (a *keywordDFA) any(b []byte) bool {
-	trans, class := a.trans, &a.class
-	s := uint32(0)
-	for _, c := range b {
-		if s = trans[s+uint32(class[c])]; s&outFlag != 0 {
-			return true
-		}
-	}
-	return false
-}

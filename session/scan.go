@@ -8,7 +8,6 @@ import (
 	"runtime"
 	"slices"
 	"sync"
-	"sync/atomic"
 
 	"github.com/dgraph-io/badger/v4"
 )
@@ -77,6 +76,11 @@ func (s *Store) Scan(id string, from, to uint64, fn func(m *Message) error) ([]D
 // scan is Scan; sourced, of only the messages that carry a source path
 // (ScanSourced).
 func (s *Store) scan(id string, from, to uint64, sourced bool, fn func(m *Message) error) ([]DecodeError, error) {
+	return s.scanCounting(id, from, to, sourced, new(uint64), fn)
+}
+
+// scanCounting is scan that adds to *n the bytes of every record it reads.
+func (s *Store) scanCounting(id string, from, to uint64, sourced bool, n *uint64, fn func(m *Message) error) ([]DecodeError, error) {
 	var bad []DecodeError
 	var skip func(byte) bool
 	var fold []byte
@@ -84,6 +88,7 @@ func (s *Store) scan(id string, from, to uint64, sourced bool, fn func(m *Messag
 		skip = noSource
 	}
 	missing, err := s.recordsSkipping(id, from, to, nil, skip, func(seq uint64, v []byte) error {
+		*n += uint64(len(v))
 		if sourced && !maySource(v, &fold) {
 			return nil
 		}
@@ -116,34 +121,74 @@ func (s *Store) ScanSourced(id string, from, to uint64, fn func(m *Message) erro
 }
 
 // SourcedPieces hands fn, in order, the messages from..to of session id
-// that carry a source path (ScanSourced), in pieces of piece messages read;
-// last says a piece is the last. The pieces are read on every core, each
-// by a reader of its own, at most one piece more than there are readers
-// ahead of fn: one reader decoding on every core still walked the store's
-// keys alone (at a million messages, 0.65 s a pass on one core while the
-// other waited). An error from fn stops the reading and is returned; fn
-// may keep the messages.
+// that carry a source path (ScanSourced), in pieces that each span at most
+// piece messages and read about pieceBytes of records; last says a piece
+// is the last. The pieces are read on every core, each by a reader of its
+// own, at most one piece more than there are readers ahead of fn: one
+// reader decoding on every core still walked the store's keys alone (at a
+// million messages, 0.65 s a pass on one core while the other waited). An
+// error from fn stops the reading and is returned; fn may keep the
+// messages.
+//
+// What a piece spans is learnt as the reading goes: the records read so
+// far tell how many bytes a message of the session takes, and the next
+// piece spans as many messages as pieceBytes holds (the first ones, a few
+// dozen). Pieces of a count
+// alone held the messages of a session of long tool results many times
+// over: on the 20,000-message benchmark session (9 KB a message), four
+// pieces of 1,024 messages in flight were 32 MB of decoded text, three
+// times all that `scrim show` holds.
 func (s *Store) SourcedPieces(id string, from, to, piece uint64, fn func(msgs []Message, last bool) error) error {
 	if from > to || piece == 0 {
 		return nil
 	}
-	n := int((to-from)/piece) + 1
 	type read struct {
 		msgs []Message
+		last bool
 		err  error
 	}
-	done := make([]chan read, n)
-	for i := range done {
-		done[i] = make(chan read, 1)
-	}
-	readers := min(runtime.GOMAXPROCS(0), n)
-	// ahead holds a place for each piece read and not yet handed to fn:
+	readers := runtime.GOMAXPROCS(0)
+	// ahead holds a place for each piece taken and not yet handed to fn:
 	// a reader takes one before it takes the next piece, so those read
-	// ahead are always the first ones fn waits for.
+	// ahead are always the first ones fn waits for, and order, where
+	// each piece's result comes in the order the pieces were taken, is
+	// never full.
 	ahead := make(chan struct{}, readers+1)
+	order := make(chan chan read, readers+1)
 	stop := make(chan struct{})
 	defer close(stop)
-	var next atomic.Int64
+	var (
+		mu           sync.Mutex
+		next         = from // the first message of the next piece
+		closed       bool
+		spanned, seen uint64 // messages spanned by the pieces read, and their records' bytes
+	)
+	// take is the next piece and where its result goes; ok false: none
+	// is left.
+	take := func() (lo, hi uint64, c chan read, ok bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if closed {
+			return 0, 0, nil, false
+		}
+		if next > to || next < from { // next < from: it wrapped past ^uint64(0)
+			closed = true
+			close(order)
+			return 0, 0, nil, false
+		}
+		span := min(piece, firstPieceSpan) // till a piece is read
+		if spanned > 0 && seen > 0 {
+			span = min(piece, max(minPieceSpan, pieceBytes*spanned/seen))
+		}
+		lo, hi = next, min(next+span-1, to)
+		if hi < lo { // lo+span-1 overflowed
+			hi = to
+		}
+		next = hi + 1
+		c = make(chan read, 1)
+		order <- c
+		return lo, hi, c, true
+	}
 	for range readers {
 		go func() {
 			for {
@@ -152,33 +197,47 @@ func (s *Store) SourcedPieces(id string, from, to, piece uint64, fn func(msgs []
 				case <-stop:
 					return
 				}
-				i := int(next.Add(1) - 1)
-				if i >= n {
+				lo, hi, c, ok := take()
+				if !ok {
+					<-ahead
 					return
 				}
-				lo := from + uint64(i)*piece
-				hi := min(lo+piece-1, to)
 				var r read
-				_, r.err = s.ScanSourced(id, lo, hi, func(m *Message) error {
+				var n uint64
+				_, r.err = s.scanCounting(id, lo, hi, true, &n, func(m *Message) error {
 					r.msgs = append(r.msgs, *m)
 					return nil
 				})
-				done[i] <- r
+				r.last = hi == to
+				mu.Lock()
+				spanned, seen = spanned+hi-lo+1, seen+n
+				mu.Unlock()
+				c <- r
 			}
 		}()
 	}
-	for i := range n {
-		r := <-done[i]
+	for c := range order {
+		r := <-c
 		<-ahead
 		if r.err == nil {
-			r.err = fn(r.msgs, i == n-1)
+			r.err = fn(r.msgs, r.last)
 		}
-		if r.err != nil {
+		if r.err != nil || r.last {
 			return r.err
 		}
 	}
 	return nil
 }
+
+// pieceBytes is about how many bytes of records a piece of SourcedPieces
+// reads; minPieceSpan is the fewest messages it spans, firstPieceSpan
+// how many the pieces taken before any is read span.
+var pieceBytes uint64 = 1 << 20 // a variable for tests
+
+const (
+	minPieceSpan   = 16
+	firstPieceSpan = 64
+)
 
 // metaNoSource, in a message record's user meta, says the message carries
 // no source path: a sourced read skips the record without reading it. The

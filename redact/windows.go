@@ -36,13 +36,14 @@ type windows struct {
 	// and one read tells.
 	filter [len(windowClasses)][]uint64
 	fshift [len(windowClasses)]uint
-	// For each class, open addressing by the low 32 bits of a hash, its
-	// tag: the tag, then its first entry plus one (0: empty). A class's
-	// entries are sorted by tag, so those of one tag are side by side, and
-	// a slot is one read; a class's table is as small as its entries allow
-	// (short fingerprints' windows are the most often found).
-	slots   [len(windowClasses)][]uint64
-	sshift  [len(windowClasses)]uint
+	// A class's entries are sorted by the low 32 bits of their hash, their
+	// tag, and dir[c][t] is where those whose tag's top bits (past
+	// dshift) are t start: a look-up reads dir[c] and then a run of about
+	// two entries side by side. (An open-addressing table of tags took a
+	// slot of 8 bytes per tag at two-thirds full, as much room as the
+	// entries, and the same two reads.)
+	dir     [len(windowClasses)][]uint32
+	dshift  [len(windowClasses)]uint
 	entries []entry
 	end     [len(windowClasses)]int // where each class's entries end
 	k       [len(windowClasses)]int // each class's stride (windowClasses', or less: windowBudget)
@@ -50,15 +51,18 @@ type windows struct {
 }
 
 // entry is a window of a fingerprint filed under its hash, with the
-// fingerprint's first and last 8 bytes: in repetitive text most windows
-// found belong to a line that is not the fingerprint, and those words tell
-// without reading the fingerprint.
+// fingerprint's length and its first and last 4 bytes: in repetitive text
+// most windows found belong to a line that is not the fingerprint, and
+// those words tell without reading the fingerprint. Fingerprints are at
+// most maxFingerprint bytes, so a place in one and its length fit in 16
+// bits: 20 bytes an entry, where the first and last 8 bytes and 32-bit
+// places took 32 (measured on the 20,000-message benchmark session, the
+// index was 7.8 MB, most of the memory a warm preview adds to show's).
 type entry struct {
-	head, tail uint64
 	tag        uint32 // the low 32 bits of the window's hash
 	fp         int32  // the fingerprint
-	at         uint32 // where the window starts in it
-	n          uint32 // its length
+	at, n      uint16 // where the window starts in it, and its length
+	head, tail uint32
 }
 
 // windowClasses are the window lengths and strides, longest first: a
@@ -132,7 +136,7 @@ func hash6(b []byte, i int) uint64 {
 	return fold((uint64(le.Uint32(b)) | uint64(le.Uint16(b[4:]))<<32 | 6<<56) * hk1)
 }
 
-// windowBudget bounds the entries filed (32 bytes each): a set of
+// windowBudget bounds the entries filed (20 bytes each): a set of
 // fingerprints that would file more, a long session's thousands of withheld
 // lines, is filed with smaller strides, down to one window each. The search
 // then hashes more places of a text, but the index stays within about
@@ -147,6 +151,9 @@ func newWindows(set *fpSet) windows {
 	// The strides: windowClasses' own, divided by shrink for a big set.
 	shrink := 1
 	classOf := func(n int) (c, k int) {
+		if n > math.MaxUint16 { // longer than any fingerprint made (maxFingerprint): an entry cannot hold it
+			return -1, 0
+		}
 		for c = 0; c < len(windowClasses); c++ {
 			k = max(1, windowClasses[c].k/shrink)
 			if n >= windowClasses[c].w+k-1 {
@@ -192,7 +199,7 @@ func newWindows(set *fpSet) windows {
 		head, tail := ends(b, 0, len(b))
 		from := common.rarest(b, c, k)
 		for o := from; o < from+k; o++ {
-			w.entries[next[c]] = entry{head: head, tail: tail, tag: uint32(windowHash(b, o, c)), fp: int32(i), at: uint32(o), n: uint32(len(b))}
+			w.entries[next[c]] = entry{head: head, tail: tail, tag: uint32(windowHash(b, o, c)), fp: int32(i), at: uint16(o), n: uint16(len(b))}
 			next[c]++
 		}
 	}
@@ -207,22 +214,23 @@ func newWindows(set *fpSet) windows {
 		wbits := max(6, bits.Len(uint(filterBits*n/64)))
 		w.filter[c], w.fshift[c] = make([]uint64, 1<<wbits), uint(64-wbits)
 		slices.SortFunc(es, func(a, b entry) int { return cmp.Compare(a.tag, b.tag) })
-		tags := 0
-		for k := range es {
-			if k == 0 || es[k].tag != es[k-1].tag {
-				tags++
-			}
-		}
-		sbits := max(4, bits.Len(uint(tags+tags/2)))
-		w.slots[c], w.sshift[c] = make([]uint64, 1<<sbits), uint(32-sbits)
 		for k := at[c]; k < at[c+1]; k++ {
 			e := &w.entries[k]
 			h := windowHash(set.bytesOf(e.fp), int(e.at), c)
 			w.filter[c][h>>w.fshift[c]] |= filterMask(h)
-			if s := w.slotOf(c, e.tag); *s == 0 {
-				*s = uint64(e.tag)<<32 | uint64(k+1)
+		}
+		dbits := max(4, bits.Len(uint(n/2)))
+		w.dshift[c] = uint(32 - dbits)
+		dir := make([]uint32, 1<<dbits+1)
+		e := at[c]
+		for t := range 1 << dbits {
+			dir[t] = uint32(e)
+			for e < at[c+1] && int(es[e-at[c]].tag>>w.dshift[c]) == t {
+				e++
 			}
 		}
+		dir[1<<dbits] = uint32(at[c+1])
+		w.dir[c] = dir
 	}
 	return w
 }
@@ -291,26 +299,10 @@ const filterBits = 16
 
 func filterMask(h uint64) uint64 { return 1<<(h%64) | 1<<(h/64%64) }
 
-// ends are the first and the last 8 bytes of b[start:start+n] (n >= 6): a
-// shorter one's first and last 4.
-func ends(b []byte, start, n int) (head, tail uint64) {
+// ends are the first and the last 4 bytes of b[start:start+n] (n >= 4).
+func ends(b []byte, start, n int) (head, tail uint32) {
 	le := binary.LittleEndian
-	if n < 8 {
-		return uint64(le.Uint32(b[start:])), uint64(le.Uint32(b[start+n-4:]))
-	}
-	return le.Uint64(b[start:]), le.Uint64(b[start+n-8:])
-}
-
-// slotOf is the slot of tag in class c: the one holding its first entry,
-// or the empty one where it would go.
-func (w *windows) slotOf(c int, tag uint32) *uint64 {
-	slots := w.slots[c]
-	mask := len(slots) - 1
-	for k := int(tag >> w.sshift[c]); ; k = (k + 1) & mask {
-		if s := &slots[k]; *s == 0 || uint32(*s>>32) == tag {
-			return s
-		}
-	}
+	return le.Uint32(b[start:]), le.Uint32(b[start+n-4:])
 }
 
 // each calls fn with every place in s where a fingerprint of set starts,
@@ -377,14 +369,17 @@ func (w *windows) each(s string, set *fpSet, fn func(start int, fp int32) bool) 
 // that is there; false: fn said to stop.
 func (w *windows) found(c, i int, h uint64, s string, set *fpSet, fn func(start int, fp int32) bool) bool {
 	tag := uint32(h)
-	sl := *w.slotOf(c, tag)
-	if sl == 0 {
-		return true
-	}
+	t := tag >> w.dshift[c]
+	dir := w.dir[c]
 	b := unsafe.Slice(unsafe.StringData(s), len(s))
-	// The entries of the tag, up to the next tag or class.
-	for e := int(uint32(sl)) - 1; e < w.end[c] && w.entries[e].tag == tag; e++ {
+	for e, last := dir[t], dir[t+1]; e < last; e++ {
 		en := &w.entries[e]
+		if en.tag != tag {
+			if en.tag > tag {
+				break
+			}
+			continue
+		}
 		start := i - int(en.at)
 		if start < 0 || start+int(en.n) > len(b) {
 			continue

@@ -158,9 +158,9 @@ func (s *Store) SourcedPieces(id string, from, to, piece uint64, fn func(msgs []
 	stop := make(chan struct{})
 	defer close(stop)
 	var (
-		mu           sync.Mutex
-		next         = from // the first message of the next piece
-		closed       bool
+		mu            sync.Mutex
+		next          = from // the first message of the next piece
+		closed        bool
 		spanned, seen uint64 // messages spanned by the pieces read, and their records' bytes
 	)
 	// take is the next piece and where its result goes; ok false: none

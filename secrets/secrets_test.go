@@ -192,6 +192,43 @@ func TestDefaultRulesAsGitleaksReadsThem(t *testing.T) {
 	}
 }
 
+// TestStopwordsAsGitleaksReadsThem: a generic secret that holds one of
+// the generic rule's stopwords is left alone, as gitleaks' own default
+// detector leaves it, though the stopwords are looked for one by one
+// (unbuildStopwords); without one it is found.
+func TestStopwordsAsGitleaksReadsThem(t *testing.T) {
+	theirs, err := detect.NewDetectorDefaultConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const plain = `auth_token = "Zx8Qw3Lm0Pv7Rt2Yb5Nc9Kd4"`
+	if len(ScanText(plain)) == 0 {
+		t.Fatalf("nothing found in %q", plain)
+	}
+	var words []string
+	for _, a := range theirs.Config.Rules["generic-api-key"].Allowlists {
+		words = append(words, a.StopWords...)
+	}
+	slices.Sort(words)
+	left := 0
+	for i, w := range words {
+		if i%25 != 0 || strings.Trim(w, "abcdefghijklmnopqrstuvwxyz0123456789_") != "" {
+			continue
+		}
+		s := `auth_token = "Zx8Qw3Lm0` + w + `Pv7Rt2Yb5Nc9Kd4"`
+		got, want := ScanText(s), spansOf(s, theirs.DetectString(s))
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%q: %v, gitleaks finds %v", s, got, want)
+		}
+		if len(want) == 0 {
+			left++
+		}
+	}
+	if left < 20 {
+		t.Fatalf("only %d secrets with a stopword left alone", left)
+	}
+}
+
 // FuzzScanTextByKeywords: scanning a text with only the rules whose
 // keywords it holds finds what scanning it with every rule finds, generic
 // findings that a better rule beside them takes over included.

@@ -53,11 +53,13 @@ type windows struct {
 // entry is a window of a fingerprint filed under its hash, with the
 // fingerprint's length and its first and last 4 bytes: in repetitive text
 // most windows found belong to a line that is not the fingerprint, and
-// those words tell without reading the fingerprint. Fingerprints are at
-// most maxFingerprint bytes, so a place in one and its length fit in 16
-// bits: 20 bytes an entry, where the first and last 8 bytes and 32-bit
-// places took 32 (measured on the 20,000-message benchmark session, the
-// index was 7.8 MB, most of the memory a warm preview adds to show's).
+// those words tell without reading the fingerprint. A place in a
+// fingerprint and its length fit in 16 bits (lines are taken whole up to
+// maxFingerprint bytes; a longer word or value, past 65,535 bytes, is
+// searched for plainly): 20 bytes an entry, where the first and last 8
+// bytes and 32-bit places took 32 (measured on the 20,000-message
+// benchmark session, the index was 7.8 MB, most of the memory a warm
+// preview adds to show's).
 type entry struct {
 	tag        uint32 // the low 32 bits of the window's hash
 	fp         int32  // the fingerprint

@@ -3,6 +3,7 @@ package redact
 import (
 	"encoding/binary"
 	"errors"
+	"math/bits"
 	"slices"
 
 	"github.com/scrim-dev/scrim/policy"
@@ -18,47 +19,68 @@ const gatherRules = 1
 // session: the fingerprints, each with its path, and every path decision
 // they rest on (the decision of each path the session names). A later
 // Stream of the same content, for the same tier, takes it with Resume
-// instead of reading the session twice more. It is nil for a tier that
-// gathers nothing, and must be called once the gathering passes are done.
-func (s *Stream) Gathered() []byte {
+// instead of reading the session twice more. The encoding is appended to
+// b; it is nil for a tier that gathers nothing, or when the result would
+// be longer than most bytes (the store holds no longer record, and making
+// it would only cost memory: on the UI benchmark's session, 89 MB, twice
+// over). It must be called once the gathering passes are done.
+func (s *Stream) Gathered(b []byte, most int) []byte {
 	if s.gather == nil {
 		return nil
 	}
 	s.finishGather()
-	return encodeGathered(s.memo, s.derived)
+	return encodeGathered(b, most, s.memo, s.derived)
 }
 
-// encodeGathered encodes d and the decisions in m it rests on.
-func encodeGathered(m *memo, d *Derived) []byte {
+// encodeGathered appends to b d and the decisions in m it rests on, if
+// that makes at most most bytes; else it returns nil. The room is reserved
+// once, measured, not grown as it is written.
+func encodeGathered(b []byte, most int, m *memo, d *Derived) []byte {
 	paths := make([]string, 0, len(m.verdicts))
 	for p := range m.verdicts {
 		paths = append(paths, p)
 	}
 	slices.Sort(paths)
-	b := []byte{gatherRules}
-	b = binary.AppendUvarint(b, uint64(len(paths)))
 	index := make(map[string]uint64, len(paths))
+	size := 1 + uvarintLen(uint64(len(paths)))
 	for i, p := range paths {
 		index[p] = uint64(i)
+		size += uvarintLen(uint64(len(p))) + len(p) + 1
+	}
+	var fps int
+	if d != nil {
+		fps = len(d.fps)
+		for _, f := range d.fps {
+			i, ok := index[d.paths[f.path]]
+			if !ok {
+				// Withheld content comes from decided paths only; a
+				// gathering that says otherwise is not kept.
+				return nil
+			}
+			size += uvarintLen(uint64(f.n)) + int(f.n) + uvarintLen(i)
+		}
+	}
+	size += uvarintLen(uint64(fps))
+	if len(b)+size > most {
+		return nil
+	}
+	b = slices.Grow(b, size)
+	b = append(b, gatherRules)
+	b = binary.AppendUvarint(b, uint64(len(paths)))
+	for _, p := range paths {
 		b = appendString(b, p)
 		b = append(b, boolByte(m.verdicts[p].allowed))
 	}
-	if d == nil {
-		return binary.AppendUvarint(b, 0)
-	}
-	b = binary.AppendUvarint(b, uint64(len(d.fps)))
-	for k, f := range d.fps {
-		i, ok := index[d.paths[f.path]]
-		if !ok {
-			// Withheld content comes from decided paths only; a
-			// gathering that says otherwise is not kept.
-			return nil
-		}
+	b = binary.AppendUvarint(b, uint64(fps))
+	for k := range fps {
 		b = appendString(b, d.textOf(int32(k)))
-		b = binary.AppendUvarint(b, i)
+		b = binary.AppendUvarint(b, index[d.paths[d.fps[k].path]])
 	}
 	return b
 }
+
+// uvarintLen is how many bytes binary.AppendUvarint writes for v.
+func uvarintLen(v uint64) int { return (bits.Len64(v|1) + 6) / 7 }
 
 // Resume takes kept, a gathering Gathered encoded for this session's
 // content and tier (the caller checks those: revision, message count and
@@ -130,13 +152,14 @@ func (b *DerivedBuilder) Remember() { b.memo = &memo{} }
 // Forget: see Remember.
 func (b *DerivedBuilder) Forget() { b.memo = nil }
 
-// Gathered encodes d, what b's pieces since Remember gave (Done), and the
-// decisions it rests on, as Stream.Gathered does; nil without Remember.
-func (b *DerivedBuilder) Gathered(d *Derived) []byte {
+// Gathered appends to to d, what b's pieces since Remember gave (Done), and
+// the decisions it rests on, as Stream.Gathered does; nil without
+// Remember, or past most bytes.
+func (b *DerivedBuilder) Gathered(d *Derived, to []byte, most int) []byte {
 	if !b.on || b.memo == nil {
 		return nil
 	}
-	return encodeGathered(b.memo, d)
+	return encodeGathered(to, most, b.memo, d)
 }
 
 // finishGather makes the fingerprints of what was gathered, once.

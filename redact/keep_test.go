@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -14,7 +15,7 @@ import (
 
 // gatheredStream redacts msgs with a Stream that resumes from kept if it
 // can, and gathers otherwise; it says which, and what it gathered.
-func gatheredStream(msgs []session.Message, model string, p *policy.Policy, kept []byte) (out []session.Message, rep Report, resumed bool, gathered []byte) {
+func gatheredStream(t *testing.T, msgs []session.Message, model string, p *policy.Policy, kept []byte) (out []session.Message, rep Report, resumed bool, gathered []byte) {
 	s := NewStream(model, p)
 	if resumed = kept != nil && s.Resume(kept); !resumed {
 		s.Gather(msgs)
@@ -22,7 +23,17 @@ func gatheredStream(msgs []session.Message, model string, p *policy.Policy, kept
 			s.Recheck(msgs, true)
 		}
 	}
-	gathered = s.Gathered()
+	gathered = s.Gathered(nil, math.MaxInt)
+	if gathered != nil {
+		// The room it needs is measured exactly: a byte less, and it is
+		// not made; what it is appended to comes first.
+		if g := s.Gathered([]byte("prefix"), len(gathered)+5); g != nil {
+			t.Fatalf("a gathering of %d bytes made within %d", len(gathered), len(gathered)-1)
+		}
+		if g := s.Gathered([]byte("prefix"), len(gathered)+6); string(g) != "prefix"+string(gathered) {
+			t.Fatal("a gathering appended to a prefix is not the prefix and the gathering")
+		}
+	}
 	out = s.Next(msgs, nil)
 	return out, s.Report(), resumed, gathered
 }
@@ -65,7 +76,7 @@ func TestResumeKeptGathering(t *testing.T) {
 	pol := policytest.Policy(t, withDerived)
 
 	want, wantRep := History(msgs, "limited/x", pol)
-	got, rep, resumed, kept := gatheredStream(msgs, "limited/x", pol, nil)
+	got, rep, resumed, kept := gatheredStream(t, msgs, "limited/x", pol, nil)
 	if resumed || kept == nil || !reflect.DeepEqual(got, want) || !reflect.DeepEqual(rep, wantRep) {
 		t.Fatalf("first preview: resumed %v, kept %d bytes, same as History: %v", resumed, len(kept), reflect.DeepEqual(got, want))
 	}
@@ -73,7 +84,7 @@ func TestResumeKeptGathering(t *testing.T) {
 		t.Fatalf("fixture: the quote of the denied file must go, the readable one stay: %q", s)
 	}
 
-	got, rep, resumed, _ = gatheredStream(msgs, "limited/x", pol, kept)
+	got, rep, resumed, _ = gatheredStream(t, msgs, "limited/x", pol, kept)
 	if !resumed || !reflect.DeepEqual(got, want) || !reflect.DeepEqual(rep, wantRep) {
 		t.Fatalf("nothing changed: resumed %v, same as History %v", resumed, reflect.DeepEqual(got, want))
 	}
@@ -85,7 +96,7 @@ func TestResumeKeptGathering(t *testing.T) {
 		t.Fatal(err)
 	}
 	want, wantRep = History(msgs, "limited/x", pol)
-	got, rep, resumed, _ = gatheredStream(msgs, "limited/x", pol, kept)
+	got, rep, resumed, _ = gatheredStream(t, msgs, "limited/x", pol, kept)
 	if resumed {
 		t.Fatal("the kept gathering was taken although a path it decided readable is now denied")
 	}
@@ -97,7 +108,7 @@ func TestResumeKeptGathering(t *testing.T) {
 	}
 
 	for _, bad := range [][]byte{{}, {gatherRules + 1}, kept[:len(kept)/2], append(append([]byte{}, kept...), 0)} {
-		if _, _, resumed, _ := gatheredStream(msgs, "limited/x", pol, bad); resumed {
+		if _, _, resumed, _ := gatheredStream(t, msgs, "limited/x", pol, bad); resumed {
 			t.Fatalf("a damaged kept gathering (%d bytes) was taken", len(bad))
 		}
 	}

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"fmt"
 	"encoding/binary"
 	"errors"
 
@@ -86,6 +87,9 @@ func (s *Store) CountRecord(id, name string) (v []byte, ok bool, err error) {
 // not synced, and one lost to a crash is counted again. A record of a
 // session that no longer exists is not kept.
 func (s *Store) PutCountRecord(id, name string, v []byte) error {
+	if len(v) > s.MaxCountRecord() {
+		return fmt.Errorf("count record %s of session %s: %d bytes, more than the %d a record may hold", name, id, len(v), s.MaxCountRecord())
+	}
 	defer s.sessions.lock(id)()
 	if err := s.room(len(v)); err != nil {
 		return err
@@ -100,6 +104,11 @@ func (s *Store) PutCountRecord(id, name string, v []byte) error {
 		return txn.Set(countKey(id, name), v)
 	})
 }
+
+// MaxCountRecord is the longest count record PutCountRecord takes: Badger
+// writes a value whole into one file of its value log, and refuses a longer
+// one.
+func (s *Store) MaxCountRecord() int { return int(s.db.Opts().ValueLogFileSize) - 1<<16 }
 
 // dropCounts removes a session's count records and revision.
 func (s *Store) dropCounts(id string) error {

@@ -64,3 +64,23 @@ func TestCountRecords(t *testing.T) {
 		t.Fatal("a record is kept for a session that no longer exists")
 	}
 }
+
+// TestCountRecordTooLong: a record of MaxCountRecord bytes is kept; a
+// longer one is refused with an error before Badger sees it, and the one
+// kept before stays.
+func TestCountRecordTooLong(t *testing.T) {
+	s := openTemp(t)
+	h := create(t, s, Header{Title: "t"})
+	if err := s.PutCountRecord(h.ID, "gathered/x", make([]byte, s.MaxCountRecord())); err != nil {
+		t.Fatalf("a record of MaxCountRecord bytes: %v", err)
+	}
+	if err := s.PutCountRecord(h.ID, "gathered/x", []byte("kept")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutCountRecord(h.ID, "gathered/x", make([]byte, s.MaxCountRecord()+1)); err == nil {
+		t.Fatal("a record past MaxCountRecord was taken")
+	}
+	if v, ok, err := s.CountRecord(h.ID, "gathered/x"); err != nil || !ok || string(v) != "kept" {
+		t.Fatalf("after the refusal: %q %v %v", v, ok, err)
+	}
+}

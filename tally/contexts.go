@@ -153,7 +153,7 @@ func (x *Contexts) fingerprints(st *session.Store, pol *policy.Policy, sid, mode
 		e.d = e.b.Done()
 	}
 	if whole {
-		_ = SaveGathered(st, pol, sid, model, rev, h.Count, e.b.Gathered(e.d)) // a cache: best effort
+		_ = SaveGathered(st, pol, sid, model, rev, h.Count, func(b []byte, most int) []byte { return e.b.Gathered(e.d, b, most) }) // a cache: best effort
 	}
 	return e.d, nil
 }

@@ -45,16 +45,21 @@ func LoadGathered(st *session.Store, pol *policy.Policy, sid, model string, rev,
 	return r.b, true, nil
 }
 
-// SaveGathered keeps g, model's tier's gathering of session sid's first
-// count messages at revision rev.
-func SaveGathered(st *session.Store, pol *policy.Policy, sid, model string, rev, count uint64, g []byte) error {
+// SaveGathered keeps model's tier's gathering of session sid's first count
+// messages at revision rev, which gathered appends to b if that makes at
+// most most bytes (redact.Stream.Gathered). A gathering too long for a
+// record of the store is not kept (nor made): the next one gathers again.
+func SaveGathered(st *session.Store, pol *policy.Policy, sid, model string, rev, count uint64, gathered func(b []byte, most int) []byte) error {
 	tier, _ := pol.TierFor(model)
-	if tier == nil || g == nil {
+	if tier == nil {
 		return nil
 	}
 	b := []byte{gatheredVersion}
 	b = appendBytes(b, []byte(pol.Fingerprint(tier)))
 	b = binary.AppendUvarint(b, rev)
 	b = binary.AppendUvarint(b, count)
-	return st.PutCountRecord(sid, gatheredName(tier), append(b, g...))
+	if b = gathered(b, st.MaxCountRecord()); b == nil {
+		return nil
+	}
+	return st.PutCountRecord(sid, gatheredName(tier), b)
 }

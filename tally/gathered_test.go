@@ -54,7 +54,7 @@ func TestContextsKeepTheirGathering(t *testing.T) {
 		Parts: []session.Part{{Kind: session.PartToolResult, Text: "the planted line that no message holds 12345\n", SourcePath: secret}}}})
 	rev, err := st.Revision(h.ID)
 	must(t, err)
-	must(t, SaveGathered(st, pol, h.ID, model, rev, 2, s.Gathered()))
+	must(t, SaveGathered(st, pol, h.ID, model, rev, 2, s.Gathered))
 	x := NewContexts()
 	if got := gathered(x); !slices.Contains(got, "the planted line that no message holds 12345") {
 		t.Fatalf("a new program did not take the kept gathering: %q", got)

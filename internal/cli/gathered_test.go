@@ -90,7 +90,7 @@ func TestKeptGatheringHoldsUntilSomethingChanges(t *testing.T) {
 		Parts: []session.Part{{Kind: session.PartToolResult, Text: secretLine + "\n" + readableLine + "\n", SourcePath: filepath.Join(root, "secrets/vault.txt")}}}})
 	rev, err := st.Revision(h.ID)
 	must(t, err)
-	must(t, tally.SaveGathered(st, pol, h.ID, "vendor/m", rev, 3, s.Gathered()))
+	must(t, tally.SaveGathered(st, pol, h.ID, "vendor/m", rev, 3, s.Gathered))
 	must(t, st.Close())
 
 	if again := preview(); strings.Contains(again, readableLine) {
@@ -112,7 +112,7 @@ func TestKeptGatheringHoldsUntilSomethingChanges(t *testing.T) {
 	must(t, err)
 	rev, err = st.Revision(h.ID)
 	must(t, err)
-	must(t, tally.SaveGathered(st, pol, h.ID, "vendor/m", rev, 4, s.Gathered()))
+	must(t, tally.SaveGathered(st, pol, h.ID, "vendor/m", rev, 4, s.Gathered))
 	must(t, st.Close())
 	if out := preview(); strings.Contains(out, readableLine) {
 		t.Fatal("fixture: the planted gathering is taken for the session as it is")

@@ -189,7 +189,7 @@ func gather(st *session.Store, pol *policy.Policy, h session.Header, model strin
 			return err
 		}
 	}
-	_ = tally.SaveGathered(st, pol, h.ID, model, rev, h.Count, s.Gathered())
+	_ = tally.SaveGathered(st, pol, h.ID, model, rev, h.Count, s.Gathered)
 	return nil
 }
 

@@ -1,9 +1,9 @@
 package session
 
 import (
-	"fmt"
 	"encoding/binary"
 	"errors"
+	"fmt"
 
 	"github.com/dgraph-io/badger/v4"
 )

@@ -73,9 +73,9 @@ func defaultRules() config.Config {
 		if rulesErr = v.Unmarshal(&vc); rulesErr != nil {
 			return
 		}
-		rules, rulesErr = vc.Translate()
-		if rulesErr == nil {
-			unbuildStopwords(&rules)
+		taken := takeStopwords(&vc)
+		if rules, rulesErr = vc.Translate(); rulesErr == nil {
+			putStopwords(&rules, taken)
 		}
 	})
 	if rulesErr != nil {
@@ -86,31 +86,54 @@ func defaultRules() config.Config {
 	return rules
 }
 
-// unbuildStopwords replaces each rule allowlist of cfg that has stopwords
-// with one of the same checks that gitleaks has not prepared: its
-// stopwords are then looked for one by one (Allowlist.ContainsStopWord
-// does so when there is no automaton of them), which tells the same. The
-// generic rule's 1,446 stopwords made an automaton of 8.6 MB, a fifth of
-// the memory of a first preview of the 20,000-message benchmark session,
-// and they are looked for only in a secret a rule has found.
+// Stopwords are looked for one by one, without the automaton gitleaks
+// makes of each allowlist's (Allowlist.ContainsStopWord does so when there
+// is none), which tells the same. The generic rule's 1,446 stopwords made
+// an automaton of 8.6 MB, a fifth of the memory of a first preview of the
+// 20,000-message benchmark session, for a look-up made only in a secret a
+// rule has found. So the stopwords of a rule's allowlist that has other
+// checks too (gitleaks refuses an allowlist without any) are taken out
+// before gitleaks reads the rules, and given back, lower-cased and each
+// once as gitleaks keeps them, to the allowlist it made.
 // TestStopwordsAsGitleaksReadsThem holds the findings to gitleaks' own.
-func unbuildStopwords(cfg *config.Config) {
-	for id, r := range cfg.Rules {
+
+// stopwords is the stopwords of one allowlist of a rule.
+type stopwords struct {
+	rule  string
+	list  int // the allowlist's place among the rule's
+	words []string
+}
+
+// takeStopwords takes out of vc the stopwords that putStopwords gives back.
+func takeStopwords(vc *config.ViperConfig) []stopwords {
+	var out []stopwords
+	for ri := range vc.Rules {
+		r := &vc.Rules[ri]
+		if r.AllowList != nil { // the old form: gitleaks puts it last; left as it is
+			continue
+		}
 		for i, a := range r.Allowlists {
-			if len(a.StopWords) == 0 {
-				continue
-			}
-			r.Allowlists[i] = &config.Allowlist{
-				Description:    a.Description,
-				MatchCondition: a.MatchCondition,
-				Commits:        a.Commits,
-				Paths:          a.Paths,
-				RegexTarget:    a.RegexTarget,
-				Regexes:        a.Regexes,
-				StopWords:      a.StopWords, // lower-cased, each once, as gitleaks prepared them
+			if len(a.StopWords) > 0 && (len(a.Regexes) > 0 || len(a.Paths) > 0 || len(a.Commits) > 0) {
+				out = append(out, stopwords{rule: r.ID, list: i, words: a.StopWords})
+				a.StopWords = nil
 			}
 		}
-		cfg.Rules[id] = r
+	}
+	return out
+}
+
+// putStopwords gives taken stopwords back to the allowlists gitleaks made.
+func putStopwords(cfg *config.Config, taken []stopwords) {
+	for _, t := range taken {
+		seen := map[string]bool{}
+		var words []string
+		for _, w := range t.words {
+			if w = strings.ToLower(w); !seen[w] {
+				seen[w] = true
+				words = append(words, w)
+			}
+		}
+		cfg.Rules[t.rule].Allowlists[t.list].StopWords = words
 	}
 }
 

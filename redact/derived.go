@@ -31,12 +31,12 @@ type Derived struct {
 // million reads (2.15M fingerprints) was 540 MB of heap, and the collector
 // spent 22 of the 59 CPU seconds of a 33 s first count scanning it.
 type fpSet struct {
-	text []byte // never written once a fingerprint points into it
+	text arena
 	fps  []fingerprint
 }
 
-// fingerprint is text[off:off+n] of its set, withheld from its set's
-// path'th path.
+// fingerprint is the text at off of its set's arena, n bytes, withheld from
+// its set's path'th path.
 type fingerprint struct {
 	off     uint64
 	n, path uint32
@@ -45,16 +45,68 @@ type fingerprint struct {
 // bytesOf is the text of fingerprint i.
 func (s *fpSet) bytesOf(i int32) []byte {
 	f := s.fps[i]
-	return s.text[f.off : f.off+uint64(f.n)]
+	return s.text.bytes(f.off, f.n)
 }
 
 // textOf is the text of fingerprint i, as a string sharing the arena.
 func (s *fpSet) textOf(i int32) string {
 	f := s.fps[i]
-	if f.n == 0 {
+	return s.text.string(f.off, f.n)
+}
+
+// arena holds texts side by side in chunks that never move nor change once
+// written, so that a text's place (its chunk in the top 32 bits, where it
+// starts in it below) holds as long as the arena. Grown as one slice, the
+// arena was copied whole at every growth, the old copy and the new held at
+// once: on the UI benchmark's session, 80 MB of candidates' texts went to
+// 100, with 80 more until the collector came. A chunk's header is made
+// once, so a reader of an arena shared while it is added to (the TUI's
+// matcher while its gathering grows) never reads what is being written.
+type arena struct {
+	chunks [][]byte // each its final length; the last filled up to used
+	used   int
+}
+
+// arenaChunk is the size of an arena's chunks past its first few, which
+// start at 4 KiB and double (a small session's arena stays small); a
+// longer text gets one of its own.
+const arenaChunk = 1 << 20
+
+// add copies s into the arena and returns its place.
+func (a *arena) add(s string) uint64 {
+	last := len(a.chunks) - 1
+	if last < 0 || a.used+len(s) > len(a.chunks[last]) {
+		size := arenaChunk
+		if k := len(a.chunks); k < 8 {
+			size = 4 << 10 << k
+		}
+		a.chunks = append(a.chunks, make([]byte, max(size, len(s))))
+		last, a.used = last+1, 0
+	}
+	at := uint64(last)<<32 | uint64(a.used)
+	a.used += copy(a.chunks[last][a.used:], s)
+	return at
+}
+
+// size is how many bytes the arena's chunks hold.
+func (a *arena) size() int {
+	n := 0
+	for _, c := range a.chunks {
+		n += len(c)
+	}
+	return n
+}
+
+func (a *arena) bytes(at uint64, n uint32) []byte {
+	c, i := a.chunks[at>>32], uint32(at)
+	return c[i : i+n : i+n]
+}
+
+func (a *arena) string(at uint64, n uint32) string {
+	if n == 0 {
 		return ""
 	}
-	return unsafe.String(&s.text[f.off], f.n)
+	return unsafe.String(&a.chunks[at>>32][uint32(at)], n)
 }
 
 // fpList is the fingerprints of a Derived with the paths they name.
@@ -117,8 +169,8 @@ type candidates struct {
 	// bytes a candidate: on the UI benchmark's session, 2.35M candidates
 	// were 218 MB while it was gathered, half of the TUI's memory.
 	slots     []uint64
-	list      []candidate
-	text      []byte                   // the arena: appended to, never written where a candidate points
+	list      candidateList
+	text      arena                    // the candidates' texts
 	pathTable                          // the paths named (candidate.path)
 	lens      [maxFingerprint + 1]bool // the lengths of the candidates: most pieces have none of them
 	also      []uint64                 // a bit a candidate: content the tier may read has it too (not distinctive)
@@ -128,9 +180,40 @@ type candidates struct {
 }
 
 type candidate struct {
-	off     uint64
+	off     uint64 // its text's place in the arena
 	order   int64
 	n, path uint32
+}
+
+// candidateList holds candidates in chunks of 1<<candidateShift that never
+// move once full (grown as one slice, each growth held the old copy and
+// the new at once: 56 and 70 MB on the UI benchmark's session). The first
+// grows as a slice does till it is full, so a few candidates take little.
+type candidateList struct {
+	chunks [][]candidate
+	n      int
+}
+
+const candidateShift = 16
+
+func (l *candidateList) at(i int32) *candidate {
+	return &l.chunks[i>>candidateShift][i&(1<<candidateShift-1)]
+}
+
+func (l *candidateList) add(k candidate) {
+	switch {
+	case l.n < 1<<candidateShift:
+		if len(l.chunks) == 0 {
+			l.chunks = [][]candidate{nil}
+		}
+		l.chunks[0] = append(l.chunks[0], k)
+	default:
+		if l.n>>candidateShift == len(l.chunks) {
+			l.chunks = append(l.chunks, make([]candidate, 1<<candidateShift))
+		}
+		*l.at(int32(l.n)) = k
+	}
+	l.n++
 }
 
 func (c *candidates) isAlso(i int32) bool {
@@ -138,8 +221,8 @@ func (c *candidates) isAlso(i int32) bool {
 }
 
 func (c *candidates) textOf(i int32) string {
-	k := &c.list[i]
-	return unsafe.String(&c.text[k.off], k.n)
+	k := c.list.at(i)
+	return c.text.string(k.off, k.n)
 }
 
 // find returns the candidate whose text is s, h its hash; -1 if none.
@@ -154,7 +237,7 @@ func (c *candidates) find(s string, h uint64) int32 {
 			return -1
 		}
 		if uint32(sl>>32) == uint32(h>>32) {
-			if i := int32(uint32(sl)) - 1; int(c.list[i].n) == len(s) && c.textOf(i) == s {
+			if i := int32(uint32(sl)) - 1; int(c.list.at(i).n) == len(s) && c.textOf(i) == s {
 				return i
 			}
 		}
@@ -175,11 +258,11 @@ func (c *candidates) slot(i int32, h uint64) {
 // grow doubles the slots once they are three-quarters full, filing every
 // candidate again by the hash of its text.
 func (c *candidates) grow() {
-	if 4*(len(c.list)+1) <= 3*len(c.slots) {
+	if 4*(c.list.n+1) <= 3*len(c.slots) {
 		return
 	}
 	c.slots = make([]uint64, max(16, 2*len(c.slots)))
-	for i := range c.list {
+	for i := range c.list.n {
 		c.slot(int32(i), maphash.String(c.seed, c.textOf(int32(i))))
 	}
 }
@@ -213,16 +296,15 @@ func (c *candidates) init() {
 // moves an earlier meeting of it there; it reports whether fp is new.
 func (c *candidates) put(fp string, h uint64, p uint32, order int64) bool {
 	if i := c.find(fp, h); i >= 0 {
-		if old := &c.list[i]; order < old.order {
+		if old := c.list.at(i); order < old.order {
 			old.path, old.order = p, order
 		}
 		return false
 	}
 	c.init()
 	c.grow()
-	i := int32(len(c.list))
-	c.list = append(c.list, candidate{off: uint64(len(c.text)), order: order, n: uint32(len(fp)), path: p})
-	c.text = append(c.text, fp...)
+	i := int32(c.list.n)
+	c.list.add(candidate{off: c.text.add(fp), order: order, n: uint32(len(fp)), path: p})
 	c.lens[len(fp)] = true
 	c.slot(i, h)
 	return true
@@ -231,7 +313,7 @@ func (c *candidates) put(fp string, h uint64, p uint32, order int64) bool {
 // check marks the candidates that content the tier may read has too: the
 // texts of each of groups, on a core of its own.
 func (c *candidates) check(groups [][]string) {
-	if len(c.list) == 0 {
+	if c.list.n == 0 {
 		return
 	}
 	found := make([][]int32, len(groups))
@@ -250,7 +332,7 @@ func (c *candidates) check(groups [][]string) {
 		})
 	}
 	wg.Wait()
-	if n := (len(c.list) + 63) / 64; len(c.also) < n {
+	if n := (c.list.n + 63) / 64; len(c.also) < n {
 		c.also = append(c.also, make([]uint64, n-len(c.also))...)
 	}
 	for _, f := range found {
@@ -272,18 +354,24 @@ type withheldText struct {
 // and nothing to look for. The matcher shares the candidates' arena: what
 // is added to them later goes past what it holds.
 func build(c *candidates, label string) *Derived {
-	var keep []int32
-	for i := range c.list {
+	n := 0
+	for i := range c.list.n {
+		if !c.isAlso(int32(i)) {
+			n++
+		}
+	}
+	keep := make([]int32, 0, n)
+	for i := range c.list.n {
 		if !c.isAlso(int32(i)) {
 			keep = append(keep, int32(i))
 		}
 	}
 	slices.SortFunc(keep, func(a, b int32) int {
-		return cmp.Or(cmp.Compare(c.list[a].order, c.list[b].order), strings.Compare(c.textOf(a), c.textOf(b)))
+		return cmp.Or(cmp.Compare(c.list.at(a).order, c.list.at(b).order), strings.Compare(c.textOf(a), c.textOf(b)))
 	})
-	set := fpSet{text: c.text[:len(c.text):len(c.text)], fps: make([]fingerprint, len(keep))}
+	set := fpSet{text: arena{chunks: c.text.chunks[:len(c.text.chunks):len(c.text.chunks)]}, fps: make([]fingerprint, len(keep))}
 	for k, i := range keep {
-		cand := &c.list[i]
+		cand := c.list.at(i)
 		set.fps[k] = fingerprint{off: cand.off, n: cand.n, path: cand.path}
 	}
 	paths := c.paths[:len(c.paths):len(c.paths)]
@@ -432,7 +520,7 @@ func (b *DerivedBuilder) DoneDropping() *Derived {
 
 // Candidates is how many candidates b holds: with their index and texts,
 // about 90 bytes each.
-func (b *DerivedBuilder) Candidates() int { return len(b.cands.list) }
+func (b *DerivedBuilder) Candidates() int { return b.cands.list.n }
 
 // PrepareDerived gathers the fingerprints of model's tier from a whole
 // session at once.

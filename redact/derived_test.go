@@ -3,6 +3,7 @@ package redact
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -316,7 +317,7 @@ func TestCandidatesSharingAHash(t *testing.T) {
 		t.Fatalf("%q again was new", texts[1])
 	}
 	for i, s := range texts {
-		if k := c.find(s, h); k < 0 || c.textOf(k) != s || c.list[k].order != int64(i) {
+		if k := c.find(s, h); k < 0 || c.textOf(k) != s || c.list.at(k).order != int64(i) {
 			t.Fatalf("find(%q) = %d", s, k)
 		}
 	}
@@ -329,7 +330,63 @@ func TestCandidatesSharingAHash(t *testing.T) {
 		t.Fatalf("found under another hash: %d", k)
 	}
 	// The earliest meeting names the path.
-	if c.put(texts[2], h, c.pathIndex("/q"), -1); c.paths[c.list[c.find(texts[2], h)].path] != "/q" {
+	if c.put(texts[2], h, c.pathIndex("/q"), -1); c.paths[c.list.at(c.find(texts[2], h)).path] != "/q" {
 		t.Fatal("an earlier meeting did not move the path")
+	}
+}
+
+// TestArenaPlaces: every text added to an arena reads back from its place
+// however many chunks it took, a text longer than a chunk included, and
+// what was read before more was added stays as it was; past its first
+// chunks, an arena grows by whole chunks.
+func TestArenaPlaces(t *testing.T) {
+	var a arena
+	var texts []string
+	var at []uint64
+	for i := 0; a.size() < 70*arenaChunk; i++ {
+		s := strings.Repeat(string(rune('a'+i%26)), 1+i%3000)
+		if i%5000 == 0 {
+			s = strings.Repeat("long-", arenaChunk/4) // longer than a chunk
+		}
+		texts, at = append(texts, s), append(at, a.add(s))
+	}
+	first := a.string(at[0], uint32(len(texts[0])))
+	for i, s := range texts {
+		if got := a.string(at[i], uint32(len(s))); got != s {
+			t.Fatalf("text %d (%d bytes) reads back as %d bytes", i, len(s), len(got))
+		}
+		if string(a.bytes(at[i], uint32(len(s)))) != s {
+			t.Fatalf("text %d's bytes differ", i)
+		}
+	}
+	if first != texts[0] {
+		t.Fatal("a text read before the arena grew changed")
+	}
+	for k, c := range a.chunks[8:] {
+		if len(c) < arenaChunk {
+			t.Fatalf("chunk %d holds %d bytes, less than %d", k+8, len(c), arenaChunk)
+		}
+	}
+}
+
+// TestCandidatesPastAChunk: candidates past the first chunks of their list
+// are found, each with its own text and order.
+func TestCandidatesPastAChunk(t *testing.T) {
+	var c candidates
+	const n = 3<<candidateShift + 123
+	for i := range n {
+		s := fmt.Sprintf("withheld-line-%07d", i)
+		if !c.put(s, c.hash(s), c.pathIndex("/p"), int64(i)) {
+			t.Fatalf("%q was not new", s)
+		}
+	}
+	for i := range n {
+		s := fmt.Sprintf("withheld-line-%07d", i)
+		if k := c.find(s, c.hash(s)); k < 0 || c.textOf(k) != s || c.list.at(k).order != int64(i) {
+			t.Fatalf("find(%q) = %d", s, k)
+		}
+	}
+	if c.list.n != n || len(c.list.chunks) != 4 {
+		t.Fatalf("%d candidates in %d chunks", c.list.n, len(c.list.chunks))
 	}
 }

@@ -188,7 +188,7 @@ func decodeGathered(b []byte) (paths []string, allowed []bool, l fpList, err err
 	// The fingerprints' texts stay where they are, in b: it becomes
 	// their arena (at 1M messages that withhold half their reads, 75 MB
 	// not copied when the TUI starts again).
-	l.text = b[:len(b):len(b)]
+	l.text = arena{chunks: [][]byte{b[:len(b):len(b)]}} // one chunk: places within it
 	m := r.count()
 	for range m {
 		text := r.bytes()

@@ -64,7 +64,7 @@ func derivedOf(gs []*gathered, label string) *Derived {
 			c.add(w.text, w.path, w.order)
 		}
 	}
-	if len(c.list) == 0 {
+	if c.list.n == 0 {
 		return nil
 	}
 	c.check(allowedOf(gs))

@@ -93,20 +93,9 @@ func TestSourcedReads(t *testing.T) {
 	// In pieces read on every core: the same, in order, none spanning
 	// more than piece messages, the last said to be last; fn's error
 	// stops it.
-	var pieced []Message
-	pieces, lasts := 0, 0
-	if err := s.SourcedPieces(h.ID, 3, 5000, 333, func(msgs []Message, last bool) error {
-		if len(msgs) > 0 && msgs[len(msgs)-1].Seq-msgs[0].Seq >= 333 {
-			t.Fatalf("piece %d spans messages %d to %d", pieces, msgs[0].Seq, msgs[len(msgs)-1].Seq)
-		}
-		pieced = append(pieced, msgs...)
-		pieces++
-		if last {
-			lasts++
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
+	pieced, pieces, lasts, widest := readPieces(t, s, h.ID, 3, 5000, 333)
+	if widest > 333 {
+		t.Fatalf("a piece of at most 333 messages spans %d", widest)
 	}
 	if !reflect.DeepEqual(pieced, want[1:]) || pieces < 16 || lasts != 1 {
 		t.Fatalf("SourcedPieces: %d messages in %d pieces (%d last), want %d in 16 or more", len(pieced), pieces, lasts, len(want)-1)
@@ -115,21 +104,7 @@ func TestSourcedReads(t *testing.T) {
 	// how long a record is: the same messages, in order, in more pieces.
 	defer func(b uint64) { pieceBytes = b }(pieceBytes)
 	pieceBytes = 4 << 10
-	pieced, pieces, lasts = nil, 0, 0
-	widest := uint64(0)
-	if err := s.SourcedPieces(h.ID, 1, 5000, 1000, func(msgs []Message, last bool) error {
-		if len(msgs) > 0 {
-			widest = max(widest, msgs[len(msgs)-1].Seq-msgs[0].Seq+1)
-		}
-		pieced = append(pieced, msgs...)
-		pieces++
-		if last {
-			lasts++
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	pieced, pieces, lasts, widest = readPieces(t, s, h.ID, 1, 5000, 1000)
 	if !reflect.DeepEqual(pieced, want) || lasts != 1 || pieces < 40 || widest > 200 {
 		t.Fatalf("SourcedPieces of 4 KiB: %d messages in %d pieces (%d last; the widest spans %d), want %d in 40 or more of at most 200",
 			len(pieced), pieces, lasts, widest, len(want))
@@ -153,6 +128,27 @@ func TestSourcedReads(t *testing.T) {
 	if marked != 3000 {
 		t.Fatalf("%d records marked as carrying no source path, want 3000", marked)
 	}
+}
+
+// readPieces is what SourcedPieces hands over of messages from..to in
+// pieces of at most piece messages: the messages, how many pieces, how
+// many said to be last, and how many messages the widest spans.
+func readPieces(t *testing.T, s *Store, id string, from, to, piece uint64) (msgs []Message, pieces, lasts int, widest uint64) {
+	t.Helper()
+	if err := s.SourcedPieces(id, from, to, piece, func(ms []Message, last bool) error {
+		if len(ms) > 0 {
+			widest = max(widest, ms[len(ms)-1].Seq-ms[0].Seq+1)
+		}
+		msgs = append(msgs, ms...)
+		pieces++
+		if last {
+			lasts++
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return msgs, pieces, lasts, widest
 }
 
 // sourced is what ScanSourced hands over of messages from..to.

@@ -88,15 +88,6 @@ func (a *arena) add(s string) uint64 {
 	return at
 }
 
-// size is how many bytes the arena's chunks hold.
-func (a *arena) size() int {
-	n := 0
-	for _, c := range a.chunks {
-		n += len(c)
-	}
-	return n
-}
-
 func (a *arena) bytes(at uint64, n uint32) []byte {
 	c, i := a.chunks[at>>32], uint32(at)
 	return c[i : i+n : i+n]

@@ -335,6 +335,15 @@ func TestCandidatesSharingAHash(t *testing.T) {
 	}
 }
 
+// size is how many bytes the arena's chunks hold.
+func (a *arena) size() int {
+	n := 0
+	for _, c := range a.chunks {
+		n += len(c)
+	}
+	return n
+}
+
 // TestArenaPlaces: every text added to an arena reads back from its place
 // however many chunks it took, a text longer than a chunk included, and
 // what was read before more was added stays as it was; past its first

@@ -3,6 +3,7 @@ package redact
 import (
 	"cmp"
 	"hash/maphash"
+	"math/bits"
 	"slices"
 	"strings"
 	"sync"
@@ -345,13 +346,11 @@ type withheldText struct {
 // and nothing to look for. The matcher shares the candidates' arena: what
 // is added to them later goes past what it holds.
 func build(c *candidates, label string) *Derived {
-	n := 0
-	for i := range c.list.n {
-		if !c.isAlso(int32(i)) {
-			n++
-		}
+	also := 0
+	for _, w := range c.also {
+		also += bits.OnesCount64(w)
 	}
-	keep := make([]int32, 0, n)
+	keep := make([]int32, 0, c.list.n-also)
 	for i := range c.list.n {
 		if !c.isAlso(int32(i)) {
 			keep = append(keep, int32(i))
@@ -509,8 +508,8 @@ func (b *DerivedBuilder) DoneDropping() *Derived {
 	return b.Done()
 }
 
-// Candidates is how many candidates b holds: with their index and texts,
-// about 90 bytes each.
+// Candidates is how many candidates b holds: with their slots and texts,
+// about 75 bytes each.
 func (b *DerivedBuilder) Candidates() int { return b.cands.list.n }
 
 // PrepareDerived gathers the fingerprints of model's tier from a whole

@@ -271,7 +271,7 @@ func TestMatchManyBehindOneAnchor(t *testing.T) {
 	}
 	behind := map[uint32]int{}
 	most := 0
-	for _, e := range d.win.entries[:d.win.end[0]] {
+	for _, e := range d.win.filed(0) {
 		behind[e.tag]++
 		most = max(most, behind[e.tag])
 	}

@@ -48,16 +48,21 @@ func encodeGathered(b []byte, most int, m *memo, d *Derived) []byte {
 		size += uvarintLen(uint64(len(p))) + len(p) + 1
 	}
 	var fps int
+	var at []uint64 // each of d's paths' place among paths
 	if d != nil {
 		fps = len(d.fps)
-		for _, f := range d.fps {
-			i, ok := index[d.paths[f.path]]
+		at = make([]uint64, len(d.paths))
+		for k, p := range d.paths {
+			i, ok := index[p]
 			if !ok {
 				// Withheld content comes from decided paths only; a
 				// gathering that says otherwise is not kept.
 				return nil
 			}
-			size += uvarintLen(uint64(f.n)) + int(f.n) + uvarintLen(i)
+			at[k] = i
+		}
+		for _, f := range d.fps {
+			size += uvarintLen(uint64(f.n)) + int(f.n) + uvarintLen(at[f.path])
 		}
 	}
 	size += uvarintLen(uint64(fps))
@@ -74,7 +79,7 @@ func encodeGathered(b []byte, most int, m *memo, d *Derived) []byte {
 	b = binary.AppendUvarint(b, uint64(fps))
 	for k := range fps {
 		b = appendString(b, d.textOf(int32(k)))
-		b = binary.AppendUvarint(b, index[d.paths[d.fps[k].path]])
+		b = binary.AppendUvarint(b, at[d.fps[k].path])
 	}
 	return b
 }

@@ -45,7 +45,6 @@ type windows struct {
 	dir     [len(windowClasses)][]uint32
 	dshift  [len(windowClasses)]uint
 	entries []entry
-	end     [len(windowClasses)]int // where each class's entries end
 	k       [len(windowClasses)]int // each class's stride (windowClasses', or less: windowBudget)
 	short   []int32                 // fingerprints shorter than any window: searched for plainly
 }
@@ -153,7 +152,7 @@ func newWindows(set *fpSet) windows {
 	// The strides: windowClasses' own, divided by shrink for a big set.
 	shrink := 1
 	classOf := func(n int) (c, k int) {
-		if n > math.MaxUint16 { // longer than any fingerprint made (maxFingerprint): an entry cannot hold it
+		if n > math.MaxUint16 { // a word or value too long for an entry's length: searched for plainly
 			return -1, 0
 		}
 		for c = 0; c < len(windowClasses); c++ {
@@ -207,7 +206,6 @@ func newWindows(set *fpSet) windows {
 	}
 	for c := range windowClasses {
 		es := w.entries[at[c]:at[c+1]]
-		w.end[c] = at[c+1]
 		n := len(es)
 		if n == 0 {
 			continue

@@ -83,11 +83,11 @@ func TestWindowsFiledWhereFingerprintsDiffer(t *testing.T) {
 	set := listOf(fps).fpSet
 	w := newWindows(&set)
 	behind := map[uint32]int{}
-	for _, e := range w.entries[:w.end[0]] {
+	for _, e := range w.filed(0) {
 		behind[e.tag]++
 	}
 	own := make([]int, len(fps))
-	for _, e := range w.entries[:w.end[0]] {
+	for _, e := range w.filed(0) {
 		if behind[e.tag] == 1 {
 			own[e.fp]++
 		}
@@ -115,6 +115,15 @@ func listOf(texts []string) *fpList {
 		l.fps = append(l.fps, fingerprint{off: l.text.add(t), n: uint32(len(t)), path: l.pathIndex("/p")})
 	}
 	return &l
+}
+
+// filed is the entries of class c.
+func (w *windows) filed(c int) []entry {
+	d := w.dir[c]
+	if d == nil {
+		return nil
+	}
+	return w.entries[d[0]:d[len(d)-1]]
 }
 
 // derivedOfTexts is the matcher of texts, all of one path.

@@ -133,11 +133,10 @@ func (s *Store) ScanSourced(id string, from, to uint64, fn func(m *Message) erro
 // What a piece spans is learnt as the reading goes: the records read so
 // far tell how many bytes a message of the session takes, and the next
 // piece spans as many messages as pieceBytes holds (the first ones, a few
-// dozen). Pieces of a count
-// alone held the messages of a session of long tool results many times
-// over: on the 20,000-message benchmark session (9 KB a message), four
-// pieces of 1,024 messages in flight were 32 MB of decoded text, three
-// times all that `scrim show` holds.
+// dozen). Pieces of a count alone held the messages of a session of long
+// tool results many times over: on the 20,000-message benchmark session
+// (9 KB a message), four pieces of 1,024 messages in flight were 32 MB of
+// decoded text, three times all that `scrim show` holds.
 func (s *Store) SourcedPieces(id string, from, to, piece uint64, fn func(msgs []Message, last bool) error) error {
 	if from > to || piece == 0 {
 		return nil

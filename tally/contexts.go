@@ -173,8 +173,8 @@ func eachSourced(st *session.Store, sid string, from, to uint64, fn func(msgs []
 // hold and keep, to extend the gathering as the session grows. A builder
 // lives as long as the program: one with more lets them go once it is
 // done, and the session grows as after a restart (at a million messages
-// that withhold half their reads, 2.35M candidates, 218 MB). A variable
-// for tests.
+// that withhold half their reads, 2.35M candidates, about 180 MB). A
+// variable for tests.
 var largeGathering = 1 << 20
 
 // gatherPiece is how many messages a gathering's reader reads at once.

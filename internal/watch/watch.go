@@ -299,11 +299,29 @@ func (w *Watcher) handle(ev fsnotify.Event) {
 	case ev.Has(fsnotify.Write):
 		w.wrote(p)
 	case ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename):
-		delete(w.watched, p) // inotify drops the watch of a removed folder
+		w.forget(p)
 		for _, r := range w.roots {
-			if within(p, r.Dir) && !isDir(r.Dir) {
-				w.arm(r) // it went away: watch for it to come back
+			// The root or a folder above it went away. It may be back
+			// already, a new folder the old watch does not see and whose
+			// Create came before anything watched its parent: watch it
+			// again if it is there, else wait for it.
+			if within(p, r.Dir) {
+				w.arm(r)
 			}
+		}
+	}
+}
+
+// forget drops p and every folder under it from the watched set: inotify
+// drops the watch of a removed folder, and one made again under the same
+// name must be added anew.
+func (w *Watcher) forget(p string) {
+	if !w.watched[p] {
+		return // a file, or a folder not watched
+	}
+	for dir := range w.watched {
+		if within(p, dir) {
+			delete(w.watched, dir)
 		}
 	}
 }

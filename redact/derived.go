@@ -164,7 +164,7 @@ type candidates struct {
 	list      candidateList
 	text      arena                    // the candidates' texts
 	pathTable                          // the paths named (candidate.path)
-	lens      [maxFingerprint + 1]bool // the lengths of the candidates: most pieces have none of them
+	lens      [maxFingerprint + 2]bool // the lengths of the candidates (lenClass): most pieces have none of them
 	also      []uint64                 // a bit a candidate: content the tier may read has it too (not distinctive)
 	// drop says build may drop them once it has taken the fingerprints:
 	// nothing is gathered after (a Stream).
@@ -207,6 +207,11 @@ func (l *candidateList) add(k candidate) {
 	}
 	l.n++
 }
+
+// lenClass is where a text of n bytes is noted in candidates.lens: its
+// length, or one past maxFingerprint for any longer (a word or value may
+// be: a base64 blob, a minified line's identifier).
+func lenClass(n int) int { return min(n, maxFingerprint+1) }
 
 func (c *candidates) isAlso(i int32) bool {
 	return int(i/64) < len(c.also) && c.also[i/64]&(1<<(i%64)) != 0
@@ -297,7 +302,7 @@ func (c *candidates) put(fp string, h uint64, p uint32, order int64) bool {
 	c.grow()
 	i := int32(c.list.n)
 	c.list.add(candidate{off: c.text.add(fp), order: order, n: uint32(len(fp)), path: p})
-	c.lens[len(fp)] = true
+	c.lens[lenClass(len(fp))] = true
 	c.slot(i, h)
 	return true
 }
@@ -314,7 +319,7 @@ func (c *candidates) check(groups [][]string) {
 		wg.Go(func() {
 			for _, a := range texts {
 				eachCandidate(a, func(piece string) {
-					if len(piece) <= maxFingerprint && c.lens[len(piece)] {
+					if c.lens[lenClass(len(piece))] {
 						if k := c.find(piece, maphash.String(c.seed, piece)); k >= 0 && !c.isAlso(k) {
 							found[i] = append(found[i], k)
 						}

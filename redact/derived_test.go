@@ -399,3 +399,39 @@ func TestCandidatesPastAChunk(t *testing.T) {
 		t.Fatalf("%d candidates in %d chunks", c.list.n, len(c.list.chunks))
 	}
 }
+
+// TestLongWordsWithheld: a withheld file may hold words far longer than a
+// line is taken whole (a base64 blob, a minified bundle's identifier, one
+// past the index's 16-bit lengths too). Each is a fingerprint: found where
+// it is repeated, not taken when content the tier may read has it too, and
+// gathering them does not fail.
+func TestLongWordsWithheld(t *testing.T) {
+	pol := policytest.Policy(t, spanPolicy)
+	word := func(seed string, n int) string {
+		return strings.Repeat(seed, n/len(seed)+1)[:n]
+	}
+	blob := word("aB3xQ9zK7mW2pL5v", 6000)   // past maxFingerprint
+	huge := word("Zr8tY1uI4oP6aS0d", 70000)  // past an entry's length
+	shared := word("Qw2Er4Ty6Ui8Op0A", 5000) // in an allowed file too
+	read := func(seq uint64, path, text string) session.Message {
+		m := session.Message{Seq: seq, Role: session.RoleTool, Tool: "read", Parts: []session.Part{{Kind: session.PartText, Text: text}}}
+		m.Meta.SourcePaths = []string{path}
+		return m
+	}
+	msgs := []session.Message{
+		read(1, "/w/secrets/bundle.txt", "data: "+blob+"\nkey "+huge+"\nalso "+shared+"\n"),
+		read(2, "/w/public.txt", "from the docs: "+shared+"\n"),
+		{Seq: 3, Role: session.RoleAssistant, Parts: []session.Part{{Kind: session.PartText, Text: "It holds " + blob + " and " + huge + " and " + shared + "."}}},
+	}
+	hist, rep := History(msgs, "x/y", pol)
+	sent := hist[2].Parts[0].Text
+	if strings.Contains(sent, blob) || strings.Contains(sent, huge) {
+		t.Fatalf("a withheld long word is sent: %d bytes", len(sent))
+	}
+	if !strings.Contains(sent, shared) {
+		t.Fatal("a word an allowed file has too was withheld")
+	}
+	if rep.Derived != 2 {
+		t.Fatalf("%d derived spans, want 2", rep.Derived)
+	}
+}

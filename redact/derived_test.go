@@ -269,7 +269,7 @@ func TestMatchManyBehindOneAnchor(t *testing.T) {
 	if c := windowClasses[0]; len(middle) != c.w+c.k-1 {
 		t.Fatalf("the middle is %d bytes, not the %d the windows of a fingerprint span", len(middle), c.w+c.k-1)
 	}
-	behind := map[uint32]int{}
+	behind := map[uint64]int{}
 	most := 0
 	for _, e := range d.win.filed(0) {
 		behind[e.tag]++

@@ -1,7 +1,6 @@
 package redact
 
 import (
-	"cmp"
 	"encoding/binary"
 	"math"
 	"math/bits"
@@ -36,12 +35,12 @@ type windows struct {
 	// and one read tells.
 	filter [len(windowClasses)][]uint64
 	fshift [len(windowClasses)]uint
-	// A class's entries are sorted by the low 32 bits of their hash, their
-	// tag, and dir[c][t] is where those whose tag's top bits (past
-	// dshift) are t start: a look-up reads dir[c] and then a run of about
-	// two entries side by side. (An open-addressing table of tags took a
-	// slot of 8 bytes per tag at two-thirds full, as much room as the
-	// entries, and the same two reads.)
+	// A class's entries are grouped by the top bits (past dshift) of the
+	// low 32 bits of their hash, and dir[c][t] is where the group t starts:
+	// a look-up reads dir[c] and then a run of about two entries side by
+	// side. (An open-addressing table of hashes took a slot of 8 bytes per
+	// entry at two-thirds full, as much room as the entries, and the same
+	// two reads.)
 	dir     [len(windowClasses)][]uint32
 	dshift  [len(windowClasses)]uint
 	entries []entry
@@ -49,21 +48,32 @@ type windows struct {
 	short   []int32                 // fingerprints shorter than any window: searched for plainly
 }
 
-// entry is a window of a fingerprint filed under its hash, with the
-// fingerprint's length and its first and last 4 bytes: in repetitive text
-// most windows found belong to a line that is not the fingerprint, and
-// those words tell without reading the fingerprint. A place in a
-// fingerprint and its length fit in 16 bits (lines are taken whole up to
-// maxFingerprint bytes; a longer word or value, past 65,535 bytes, is
-// searched for plainly): 20 bytes an entry, where the first and last 8
-// bytes and 32-bit places took 32 (measured on the 20,000-message
-// benchmark session, the index was 7.8 MB, most of the memory a warm
-// preview adds to show's).
+// entry is a window of a fingerprint filed under its hash, with 16 more
+// bits of the hash than its group tells (tag), and 16 bits made of the
+// fingerprint's first and last 4 bytes (check): in repetitive text most
+// windows found belong to a line that is not the fingerprint, and the check
+// tells without reading the fingerprint. A place in a fingerprint and its
+// length fit in 16 bits (lines are taken whole up to maxFingerprint bytes;
+// a longer word or value, past 65,535 bytes, is searched for plainly): 12
+// bytes an entry. (32 bits of the hash and the 8 bytes themselves took 20:
+// at a million messages that withhold half their reads, 2.15M fingerprints
+// filed a window each, the index was 59 MB, a third of the TUI's memory
+// once counted.)
 type entry struct {
-	tag        uint32 // the low 32 bits of the window's hash
 	fp         int32  // the fingerprint
+	tag, check uint16 // entryTag, entryCheck
 	at, n      uint16 // where the window starts in it, and its length
-	head, tail uint32
+}
+
+// entryTag is the part of a window's hash an entry keeps: bits the group
+// (the low 32) and most of the filter (the top ones) do not use.
+func entryTag(h uint64) uint16 { return uint16(h >> 32) }
+
+// entryCheck is the check of the n bytes at b[start:] (n >= 4): a hash of
+// their first and last 4.
+func entryCheck(b []byte, start, n int) uint16 {
+	le := binary.LittleEndian
+	return uint16((uint64(le.Uint32(b[start:]))<<32 | uint64(le.Uint32(b[start+n-4:]))) * hk1 >> 48)
 }
 
 // windowClasses are the window lengths and strides, longest first: a
@@ -174,21 +184,10 @@ func newWindows(set *fpSet) windows {
 		}
 	}
 	common := newWindowCounts(set, classOf)
-	// The entries, filed class by class into one slice made to measure:
-	// classes appended to as they came, then copied, held the index up
-	// to three times over while it was built (at 1M messages, the peak
-	// of a first preview's memory).
+	// Where each fingerprint's windows start (windowCounts.rarest), and
+	// how many entries each class gets.
+	from := make([]uint16, len(fps))
 	var at [len(windowClasses) + 1]int // where each class's entries start
-	for _, f := range fps {
-		if c, k := classOf(int(f.n)); c >= 0 {
-			at[c+1] += k
-		}
-	}
-	for c := range windowClasses {
-		at[c+1] += at[c]
-	}
-	w.entries = make([]entry, at[len(windowClasses)])
-	next := at
 	for i, f := range fps {
 		c, k := classOf(int(f.n))
 		if c < 0 {
@@ -196,42 +195,66 @@ func newWindows(set *fpSet) windows {
 			continue
 		}
 		w.k[c] = k
-		b := set.bytesOf(int32(i))
-		head, tail := ends(b, 0, len(b))
-		from := common.rarest(b, c, k)
-		for o := from; o < from+k; o++ {
-			w.entries[next[c]] = entry{head: head, tail: tail, tag: uint32(windowHash(b, o, c)), fp: int32(i), at: uint16(o), n: uint16(len(b))}
-			next[c]++
+		from[i] = uint16(common.rarest(set.bytesOf(int32(i)), c, k))
+		at[c+1] += k
+	}
+	for c := range windowClasses {
+		at[c+1] += at[c]
+	}
+	// The entries, placed group by group into one slice made to measure
+	// (a counting sort): each class's groups counted first, then each
+	// entry put where its group's next one goes. Sorting them took a
+	// comparison of hashes at every step, and filing them as they came
+	// and copying held the index up to three times over while it was built
+	// (at 1M messages, the peak of a first preview's memory).
+	w.entries = make([]entry, at[len(windowClasses)])
+	each := func(fn func(c int, h uint64, e entry)) {
+		for i, f := range fps {
+			c, k := classOf(int(f.n))
+			if c < 0 {
+				continue
+			}
+			b := set.bytesOf(int32(i))
+			check := entryCheck(b, 0, len(b))
+			for o := int(from[i]); o < int(from[i])+k; o++ {
+				h := windowHash(b, o, c)
+				fn(c, h, entry{fp: int32(i), tag: entryTag(h), check: check, at: uint16(o), n: uint16(len(b))})
+			}
 		}
 	}
 	for c := range windowClasses {
-		es := w.entries[at[c]:at[c+1]]
-		n := len(es)
+		n := at[c+1] - at[c]
 		if n == 0 {
 			continue
 		}
 		w.classes = append(w.classes, c)
 		wbits := max(6, bits.Len(uint(filterBits*n/64)))
 		w.filter[c], w.fshift[c] = make([]uint64, 1<<wbits), uint(64-wbits)
-		slices.SortFunc(es, func(a, b entry) int { return cmp.Compare(a.tag, b.tag) })
-		for k := at[c]; k < at[c+1]; k++ {
-			e := &w.entries[k]
-			h := windowHash(set.bytesOf(e.fp), int(e.at), c)
-			w.filter[c][h>>w.fshift[c]] |= filterMask(h)
-		}
 		dbits := max(4, bits.Len(uint(n/2)))
 		w.dshift[c] = uint(32 - dbits)
-		dir := make([]uint32, 1<<dbits+1)
-		e := at[c]
-		for t := range 1 << dbits {
-			dir[t] = uint32(e)
-			for e < at[c+1] && int(es[e-at[c]].tag>>w.dshift[c]) == t {
-				e++
-			}
-		}
-		dir[1<<dbits] = uint32(at[c+1])
-		w.dir[c] = dir
+		w.dir[c] = make([]uint32, 1<<dbits+1)
 	}
+	group := func(c int, h uint64) uint32 { return uint32(h) >> w.dshift[c] }
+	each(func(c int, h uint64, _ entry) {
+		w.dir[c][group(c, h)+1]++
+		w.filter[c][h>>w.fshift[c]] |= filterMask(h)
+	})
+	for _, c := range w.classes {
+		dir := w.dir[c]
+		dir[0] = uint32(at[c])
+		for t := 1; t < len(dir); t++ {
+			dir[t] += dir[t-1]
+		}
+	}
+	next := make([][]uint32, len(windowClasses))
+	for _, c := range w.classes {
+		next[c] = slices.Clone(w.dir[c])
+	}
+	each(func(c int, h uint64, e entry) {
+		t := group(c, h)
+		w.entries[next[c][t]] = e
+		next[c][t]++
+	})
 	return w
 }
 
@@ -299,12 +322,6 @@ const filterBits = 16
 
 func filterMask(h uint64) uint64 { return 1<<(h%64) | 1<<(h/64%64) }
 
-// ends are the first and the last 4 bytes of b[start:start+n] (n >= 4).
-func ends(b []byte, start, n int) (head, tail uint32) {
-	le := binary.LittleEndian
-	return le.Uint32(b[start:]), le.Uint32(b[start+n-4:])
-}
-
 // each calls fn with every place in s where a fingerprint of set starts,
 // and the fingerprint, until fn returns false. Every occurrence is found
 // once, overlapping ones too, in no particular order.
@@ -368,23 +385,16 @@ func (w *windows) each(s string, set *fpSet, fn func(start int, fp int32) bool) 
 // the place where the window was found, and calls fn with each fingerprint
 // that is there; false: fn said to stop.
 func (w *windows) found(c, i int, h uint64, s string, set *fpSet, fn func(start int, fp int32) bool) bool {
-	tag := uint32(h)
-	t := tag >> w.dshift[c]
+	tag, t := entryTag(h), uint32(h)>>w.dshift[c]
 	dir := w.dir[c]
 	b := unsafe.Slice(unsafe.StringData(s), len(s))
 	for e, last := dir[t], dir[t+1]; e < last; e++ {
 		en := &w.entries[e]
 		if en.tag != tag {
-			if en.tag > tag {
-				break
-			}
 			continue
 		}
 		start := i - int(en.at)
-		if start < 0 || start+int(en.n) > len(b) {
-			continue
-		}
-		if head, tail := ends(b, start, int(en.n)); head != en.head || tail != en.tail {
+		if start < 0 || start+int(en.n) > len(b) || entryCheck(b, start, int(en.n)) != en.check {
 			continue
 		}
 		if t := set.bytesOf(en.fp); string(b[start:start+len(t)]) == string(t) && !fn(start, en.fp) {

@@ -82,7 +82,7 @@ func TestWindowsFiledWhereFingerprintsDiffer(t *testing.T) {
 	}
 	set := listOf(fps).fpSet
 	w := newWindows(&set)
-	behind := map[uint32]int{}
+	behind := map[uint64]int{}
 	for _, e := range w.filed(0) {
 		behind[e.tag]++
 	}
@@ -117,13 +117,22 @@ func listOf(texts []string) *fpList {
 	return &l
 }
 
+// filedEntry is an entry with the bits of the hash it was filed under.
+type filedEntry struct {
+	tag uint64 // its group and its own tag: windows filed alike have the same
+	fp  int32
+}
+
 // filed is the entries of class c.
-func (w *windows) filed(c int) []entry {
+func (w *windows) filed(c int) []filedEntry {
+	var out []filedEntry
 	d := w.dir[c]
-	if d == nil {
-		return nil
+	for t := 0; t+1 < len(d); t++ {
+		for _, e := range w.entries[d[t]:d[t+1]] {
+			out = append(out, filedEntry{tag: uint64(t)<<16 | uint64(e.tag), fp: e.fp})
+		}
 	}
-	return w.entries[d[0]:d[len(d)-1]]
+	return out
 }
 
 // derivedOfTexts is the matcher of texts, all of one path.

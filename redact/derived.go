@@ -162,20 +162,32 @@ type candidates struct {
 	// were 218 MB while it was gathered, half of the TUI's memory.
 	slots     []uint64
 	list      candidateList
-	text      arena                    // the candidates' texts
-	pathTable                          // the paths named (candidate.path)
-	lens      [maxFingerprint + 2]bool // the lengths of the candidates (lenClass): most pieces have none of them
-	also      []uint64                 // a bit a candidate: content the tier may read has it too (not distinctive)
+	text      arena // the candidates' texts
+	pathTable       // the paths named (metPath)
+	// Each withheld text that had a fingerprint, as it was added: where
+	// it is in the session, and its path. A candidate names the one it was
+	// first met in. (Each candidate kept the two itself, 12 bytes more of
+	// every one: on the UI benchmark's session, 2.35M candidates from
+	// far fewer texts.)
+	metOrder []int64
+	metPath  []uint32
+	lens     [maxFingerprint + 2]bool // the lengths of the candidates (lenClass): most pieces have none of them
+	also     []uint64                 // a bit a candidate: content the tier may read has it too (not distinctive)
 	// drop says build may drop them once it has taken the fingerprints:
 	// nothing is gathered after (a Stream).
 	drop bool
 }
 
 type candidate struct {
-	off     uint64 // its text's place in the arena
-	order   int64
-	n, path uint32
+	off    uint64 // its text's place in the arena
+	n, met uint32 // its length; the withheld text it was first met in (candidates.meet)
 }
+
+// pathOf is the path candidate k names: its first meeting's.
+func (c *candidates) pathOf(k *candidate) uint32 { return c.metPath[k.met] }
+
+// orderOf is where in the session candidate k was first met.
+func (c *candidates) orderOf(k *candidate) int64 { return c.metOrder[k.met] }
 
 // candidateList holds candidates in chunks of 1<<candidateShift that never
 // move once full (grown as one slice, each growth held the old copy and
@@ -264,18 +276,27 @@ func (c *candidates) grow() {
 	}
 }
 
-// add adds text's fingerprints, and reports whether any was new.
+// add adds the fingerprints of text, withheld content of path at order in
+// the session, and reports whether any was new.
 func (c *candidates) add(text, path string, order int64) bool {
 	added := false
-	p := uint32(0)
+	met := uint32(0)
 	named := false
 	eachFingerprint(text, func(fp string) {
 		if !named {
-			p, named = c.pathIndex(path), true
+			met, named = c.meet(path, order), true
 		}
-		added = c.put(fp, c.hash(fp), p, order) || added
+		added = c.put(fp, c.hash(fp), met) || added
 	})
 	return added
+}
+
+// meet notes a withheld text with a fingerprint, of path at order, and
+// returns its number. (A session would need to withhold 4G of them for
+// the numbers to wrap: tens of gigabytes of texts.)
+func (c *candidates) meet(path string, order int64) uint32 {
+	c.metOrder, c.metPath = append(c.metOrder, order), append(c.metPath, c.pathIndex(path))
+	return uint32(len(c.metOrder) - 1)
 }
 
 func (c *candidates) hash(s string) uint64 {
@@ -289,19 +310,20 @@ func (c *candidates) init() {
 	}
 }
 
-// put adds fp, whose hash is h, met at order in path p's content, or
-// moves an earlier meeting of it there; it reports whether fp is new.
-func (c *candidates) put(fp string, h uint64, p uint32, order int64) bool {
+// put adds fp, whose hash is h, met in withheld text met (candidates.meet),
+// or moves a later first meeting of it there; it reports whether fp is
+// new.
+func (c *candidates) put(fp string, h uint64, met uint32) bool {
 	if i := c.find(fp, h); i >= 0 {
-		if old := c.list.at(i); order < old.order {
-			old.path, old.order = p, order
+		if old := c.list.at(i); c.metOrder[met] < c.orderOf(old) {
+			old.met = met
 		}
 		return false
 	}
 	c.init()
 	c.grow()
 	i := int32(c.list.n)
-	c.list.add(candidate{off: c.text.add(fp), order: order, n: uint32(len(fp)), path: p})
+	c.list.add(candidate{off: c.text.add(fp), met: met, n: uint32(len(fp))})
 	c.lens[lenClass(len(fp))] = true
 	c.slot(i, h)
 	return true
@@ -362,12 +384,12 @@ func build(c *candidates, label string) *Derived {
 		}
 	}
 	slices.SortFunc(keep, func(a, b int32) int {
-		return cmp.Or(cmp.Compare(c.list.at(a).order, c.list.at(b).order), strings.Compare(c.textOf(a), c.textOf(b)))
+		return cmp.Or(cmp.Compare(c.orderOf(c.list.at(a)), c.orderOf(c.list.at(b))), strings.Compare(c.textOf(a), c.textOf(b)))
 	})
 	set := fpSet{text: arena{chunks: c.text.chunks[:len(c.text.chunks):len(c.text.chunks)]}, fps: make([]fingerprint, len(keep))}
 	for k, i := range keep {
 		cand := c.list.at(i)
-		set.fps[k] = fingerprint{off: cand.off, n: cand.n, path: cand.path}
+		set.fps[k] = fingerprint{off: cand.off, n: cand.n, path: c.pathOf(cand)}
 	}
 	paths := c.paths[:len(c.paths):len(c.paths)]
 	if c.drop {

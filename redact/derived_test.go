@@ -306,18 +306,20 @@ func TestMatchManyBehindOneAnchor(t *testing.T) {
 // candidate is not taken for one.
 func TestCandidatesSharingAHash(t *testing.T) {
 	var c candidates
-	const h = 42 // one hash for all: every lookup meets a collision
+	const h = 42              // one hash for all: every lookup meets a collision
+	early := c.meet("/q", -1) // a withheld text met before the others, added last
 	texts := []string{"first-withheld-line", "second-withheld-line", "third-withheld-one"}
+	met := make([]uint32, len(texts))
 	for i, s := range texts {
-		if !c.put(s, h, c.pathIndex("/p"), int64(i)) {
+		if met[i] = c.meet("/p", int64(i)); !c.put(s, h, met[i]) {
 			t.Fatalf("%q was not new", s)
 		}
 	}
-	if c.put(texts[1], h, c.pathIndex("/q"), 9) {
+	if c.put(texts[1], h, c.meet("/q", 9)) {
 		t.Fatalf("%q again was new", texts[1])
 	}
 	for i, s := range texts {
-		if k := c.find(s, h); k < 0 || c.textOf(k) != s || c.list.at(k).order != int64(i) {
+		if k := c.find(s, h); k < 0 || c.textOf(k) != s || c.list.at(k).met != met[i] || c.paths[c.pathOf(c.list.at(k))] != "/p" {
 			t.Fatalf("find(%q) = %d", s, k)
 		}
 	}
@@ -330,7 +332,7 @@ func TestCandidatesSharingAHash(t *testing.T) {
 		t.Fatalf("found under another hash: %d", k)
 	}
 	// The earliest meeting names the path.
-	if c.put(texts[2], h, c.pathIndex("/q"), -1); c.paths[c.list.at(c.find(texts[2], h)).path] != "/q" {
+	if c.put(texts[2], h, early); c.paths[c.pathOf(c.list.at(c.find(texts[2], h)))] != "/q" {
 		t.Fatal("an earlier meeting did not move the path")
 	}
 }
@@ -385,13 +387,13 @@ func TestCandidatesPastAChunk(t *testing.T) {
 	const n = 3<<candidateShift + 123
 	for i := range n {
 		s := fmt.Sprintf("withheld-line-%07d", i)
-		if !c.put(s, c.hash(s), c.pathIndex("/p"), int64(i)) {
+		if !c.put(s, c.hash(s), c.meet("/p", int64(i))) {
 			t.Fatalf("%q was not new", s)
 		}
 	}
 	for i := range n {
 		s := fmt.Sprintf("withheld-line-%07d", i)
-		if k := c.find(s, c.hash(s)); k < 0 || c.textOf(k) != s || c.list.at(k).order != int64(i) {
+		if k := c.find(s, c.hash(s)); k < 0 || c.textOf(k) != s || c.orderOf(c.list.at(k)) != int64(i) {
 			t.Fatalf("find(%q) = %d", s, k)
 		}
 	}

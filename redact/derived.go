@@ -36,33 +36,32 @@ type fpSet struct {
 	fps  []fingerprint
 }
 
-// fingerprint is the text at off of its set's arena, n bytes, withheld from
-// its set's path'th path.
+// fingerprint is the text at its set's arena's text, withheld from its
+// set's path'th path: 12 bytes (16 with the place and length apart: on the
+// UI benchmark's session, 2.15M fingerprints, 8.6 MB more of the TUI's
+// memory for as long as it runs).
 type fingerprint struct {
-	off     uint64
-	n, path uint32
+	text ref
+	path uint32
 }
 
 // bytesOf is the text of fingerprint i.
-func (s *fpSet) bytesOf(i int32) []byte {
-	f := s.fps[i]
-	return s.text.bytes(f.off, f.n)
-}
+func (s *fpSet) bytesOf(i int32) []byte { return s.text.bytes(s.fps[i].text) }
 
 // textOf is the text of fingerprint i, as a string sharing the arena.
-func (s *fpSet) textOf(i int32) string {
-	f := s.fps[i]
-	return s.text.string(f.off, f.n)
-}
+func (s *fpSet) textOf(i int32) string { return s.text.string(s.fps[i].text) }
+
+// lenOf is the length of fingerprint i.
+func (s *fpSet) lenOf(i int32) int { return s.text.length(s.fps[i].text) }
 
 // arena holds texts side by side in chunks that never move nor change once
-// written, so that a text's place (its chunk in the top 32 bits, where it
-// starts in it below) holds as long as the arena. Grown as one slice, the
-// arena was copied whole at every growth, the old copy and the new held at
-// once: on the UI benchmark's session, 80 MB of candidates' texts went to
-// 100, with 80 more until the collector came. A chunk's header is made
-// once, so a reader of an arena shared while it is added to (the TUI's
-// matcher while its gathering grows) never reads what is being written.
+// written, so that a text's place (ref) holds as long as the arena. Grown
+// as one slice, the arena was copied whole at every growth, the old copy
+// and the new held at once: on the UI benchmark's session, 80 MB of
+// candidates' texts went to 100, with 80 more until the collector came. A
+// chunk's header is made once, so a reader of an arena shared while it is
+// added to (the TUI's matcher while its gathering grows) never reads what
+// is being written.
 type arena struct {
 	chunks [][]byte // each its final length; the last filled up to used
 	used   int
@@ -70,11 +69,15 @@ type arena struct {
 
 // arenaChunk is the size of an arena's chunks past its first few, which
 // start at 4 KiB and double (a small session's arena stays small); a
-// longer text gets one of its own.
-const arenaChunk = 1 << 20
+// longer text gets one of its own. No text starts at or past arenaChunk in
+// its chunk: a ref has room for 20 bits of it.
+const arenaChunk = 1 << refOffsetBits
 
 // add copies s into the arena and returns its place.
-func (a *arena) add(s string) uint64 {
+func (a *arena) add(s string) ref {
+	if s == "" {
+		return ref{}
+	}
 	last := len(a.chunks) - 1
 	if last < 0 || a.used+len(s) > len(a.chunks[last]) {
 		size := arenaChunk
@@ -84,21 +87,66 @@ func (a *arena) add(s string) uint64 {
 		a.chunks = append(a.chunks, make([]byte, max(size, len(s))))
 		last, a.used = last+1, 0
 	}
-	at := uint64(last)<<32 | uint64(a.used)
+	at := makeRef(last, a.used, len(s))
 	a.used += copy(a.chunks[last][a.used:], s)
 	return at
 }
 
-func (a *arena) bytes(at uint64, n uint32) []byte {
-	c, i := a.chunks[at>>32], uint32(at)
-	return c[i : i+n : i+n]
+func (a *arena) bytes(r ref) []byte {
+	c, at, n := r.unpack()
+	if n == refLong {
+		return a.chunks[c][:len(a.chunks[c]):len(a.chunks[c])]
+	}
+	return a.chunks[c][at : at+n : at+n]
 }
 
-func (a *arena) string(at uint64, n uint32) string {
+func (a *arena) string(r ref) string {
+	c, at, n := r.unpack()
+	if n == refLong {
+		n = len(a.chunks[c])
+	}
 	if n == 0 {
 		return ""
 	}
-	return unsafe.String(&a.chunks[at>>32][uint32(at)], n)
+	return unsafe.String(&a.chunks[c][at], n)
+}
+
+func (a *arena) length(r ref) int {
+	c, _, n := r.unpack()
+	if n == refLong {
+		n = len(a.chunks[c])
+	}
+	return n
+}
+
+// ref is a text's place in an arena, in 8 bytes as two words of 4 (a
+// uint64 would align a record holding it to 8): its chunk (the top 20
+// bits), where in the chunk it starts (refOffsetBits), and its length
+// (refLenBits), or refLong for a text that fills a chunk of its own, as
+// every text of refLong bytes or more does (each is longer than
+// arenaChunk). The place and length apart took 12 bytes, and every
+// candidate and fingerprint holds one: on the UI benchmark's session, 2.1M
+// candidates and then 2.15M fingerprints, 8.5 MB each of the TUI's peak.
+type ref struct{ lo, hi uint32 }
+
+const (
+	refOffsetBits = 20
+	refLenBits    = 24
+	refLong       = 1<<refLenBits - 1
+	refChunks     = 1 << (64 - refOffsetBits - refLenBits) // how many chunks a ref can name: a terabyte of texts at least
+)
+
+func makeRef(chunk, at, n int) ref {
+	if chunk >= refChunks || at >= arenaChunk {
+		panic("redact: a text's place is past what a fingerprint can name")
+	}
+	v := uint64(chunk)<<(refOffsetBits+refLenBits) | uint64(at)<<refLenBits | uint64(min(n, refLong))
+	return ref{lo: uint32(v), hi: uint32(v >> 32)}
+}
+
+func (r ref) unpack() (chunk, at, n int) {
+	v := uint64(r.hi)<<32 | uint64(r.lo)
+	return int(v >> (refOffsetBits + refLenBits)), int(v >> refLenBits & (arenaChunk - 1)), int(v & refLong)
 }
 
 // fpList is the fingerprints of a Derived with the paths they name.
@@ -155,12 +203,16 @@ func (d *Derived) Fingerprints() (texts, paths []string) {
 type candidates struct {
 	seed maphash.Seed
 	// slots finds a candidate by the hash of its text, open addressing
-	// from the hash's low bits: each slot holds the hash's top 32 bits,
-	// then the candidate's index in list plus one (0: empty). A
+	// from the hash's low bits: in a table of 2^b slots, each holds the
+	// candidate's index in list plus one (0: empty) in its low b bits,
+	// and the hash's top 32-b bits above them, which turn away nearly
+	// every other candidate met on the way without reading it. A
 	// map[uint64]int32 and a chain through the candidates took about 40
 	// bytes a candidate: on the UI benchmark's session, 2.35M candidates
-	// were 218 MB while it was gathered, half of the TUI's memory.
-	slots     []uint64
+	// were 218 MB while it was gathered, half of the TUI's memory; slots
+	// of 8 bytes (32 bits of the hash beside the index), 32 MB of them.
+	slots     []uint32
+	slotBits  uint
 	list      candidateList
 	text      arena // the candidates' texts
 	pathTable       // the paths named (metPath)
@@ -179,8 +231,8 @@ type candidates struct {
 }
 
 type candidate struct {
-	off    uint64 // its text's place in the arena
-	n, met uint32 // its length; the withheld text it was first met in (candidates.meet)
+	text ref    // in the candidates' arena
+	met  uint32 // the withheld text it was first met in (candidates.meet)
 }
 
 // pathOf is the path candidate k names: its first meeting's.
@@ -230,8 +282,7 @@ func (c *candidates) isAlso(i int32) bool {
 }
 
 func (c *candidates) textOf(i int32) string {
-	k := c.list.at(i)
-	return c.text.string(k.off, k.n)
+	return c.text.string(c.list.at(i).text)
 }
 
 // find returns the candidate whose text is s, h its hash; -1 if none.
@@ -239,29 +290,34 @@ func (c *candidates) find(s string, h uint64) int32 {
 	if len(c.slots) == 0 {
 		return -1
 	}
-	mask := uint64(len(c.slots) - 1)
+	b := c.slotBits
+	mask, tag := uint64(len(c.slots)-1), slotTag(h, b)
 	for at := h & mask; ; at = (at + 1) & mask {
 		sl := c.slots[at]
 		if sl == 0 {
 			return -1
 		}
-		if uint32(sl>>32) == uint32(h>>32) {
-			if i := int32(uint32(sl)) - 1; int(c.list.at(i).n) == len(s) && c.textOf(i) == s {
+		if sl>>b == tag {
+			if i := int32(sl&(1<<b-1)) - 1; c.text.length(c.list.at(i).text) == len(s) && c.textOf(i) == s {
 				return i
 			}
 		}
 	}
 }
 
+// slotTag is the part of hash h a slot of a table of 2^b holds: its top
+// 32-b bits (the low ones pick the slot).
+func slotTag(h uint64, b uint) uint32 { return uint32(h>>32) >> b }
+
 // slot files candidate i, whose text's hash is h, in c.slots (which has
-// room).
+// room: i+1 fits in the low c.slotBits bits).
 func (c *candidates) slot(i int32, h uint64) {
 	mask := uint64(len(c.slots) - 1)
 	at := h & mask
 	for c.slots[at] != 0 {
 		at = (at + 1) & mask
 	}
-	c.slots[at] = h>>32<<32 | uint64(i+1)
+	c.slots[at] = slotTag(h, c.slotBits)<<c.slotBits | uint32(i+1)
 }
 
 // grow doubles the slots once they are three-quarters full, filing every
@@ -270,7 +326,9 @@ func (c *candidates) grow() {
 	if 4*(c.list.n+1) <= 3*len(c.slots) {
 		return
 	}
-	c.slots = make([]uint64, max(16, 2*len(c.slots)))
+	c.slotBits = max(4, c.slotBits+1)
+	c.slots = nil // not held beside the new ones while they are made
+	c.slots = make([]uint32, 1<<c.slotBits)
 	for i := range c.list.n {
 		c.slot(int32(i), maphash.String(c.seed, c.textOf(int32(i))))
 	}
@@ -306,7 +364,7 @@ func (c *candidates) hash(s string) uint64 {
 
 func (c *candidates) init() {
 	if c.slots == nil {
-		c.seed, c.slots = maphash.MakeSeed(), make([]uint64, 16)
+		c.seed, c.slots, c.slotBits = maphash.MakeSeed(), make([]uint32, 16), 4
 	}
 }
 
@@ -323,7 +381,7 @@ func (c *candidates) put(fp string, h uint64, met uint32) bool {
 	c.init()
 	c.grow()
 	i := int32(c.list.n)
-	c.list.add(candidate{off: c.text.add(fp), met: met, n: uint32(len(fp))})
+	c.list.add(candidate{text: c.text.add(fp), met: met})
 	c.lens[lenClass(len(fp))] = true
 	c.slot(i, h)
 	return true
@@ -373,6 +431,12 @@ type withheldText struct {
 // and nothing to look for. The matcher shares the candidates' arena: what
 // is added to them later goes past what it holds.
 func build(c *candidates, label string) *Derived {
+	if c.drop {
+		// Nothing is looked up again: the slots go before the
+		// fingerprints are made beside the candidates (on the UI
+		// benchmark's session, 32 MB of the TUI's peak).
+		c.slots = nil
+	}
 	also := 0
 	for _, w := range c.also {
 		also += bits.OnesCount64(w)
@@ -389,7 +453,7 @@ func build(c *candidates, label string) *Derived {
 	set := fpSet{text: arena{chunks: c.text.chunks[:len(c.text.chunks):len(c.text.chunks)]}, fps: make([]fingerprint, len(keep))}
 	for k, i := range keep {
 		cand := c.list.at(i)
-		set.fps[k] = fingerprint{off: cand.off, n: cand.n, path: c.pathOf(cand)}
+		set.fps[k] = fingerprint{text: cand.text, path: c.pathOf(cand)}
 	}
 	paths := c.paths[:len(c.paths):len(c.paths)]
 	if c.drop {
@@ -405,12 +469,12 @@ func build(c *candidates, label string) *Derived {
 
 // newDerived makes the matcher of set, whose fingerprints name paths.
 func newDerived(set fpSet, paths []string, label string) *Derived {
-	d := &Derived{label: label, fpSet: set, paths: paths, places: make([]string, len(paths)), win: newWindows(&set), shorter: int(set.fps[0].n)}
+	d := &Derived{label: label, fpSet: set, paths: paths, places: make([]string, len(paths)), win: newWindows(&set), shorter: set.lenOf(0)}
 	for i, p := range paths {
 		d.places[i] = Placeholder(p, label)
 	}
-	for _, f := range set.fps {
-		d.shorter = min(d.shorter, int(f.n))
+	for i := range set.fps {
+		d.shorter = min(d.shorter, set.lenOf(int32(i)))
 	}
 	return d
 }
@@ -430,7 +494,7 @@ func (d *Derived) match(s string, spans []span) []span {
 	}
 	d.win.each(s, &d.fpSet, func(start int, i int32) bool {
 		f := &d.fps[i]
-		spans = append(spans, span{start: start, end: start + int(f.n), kind: "derived", path: d.paths[f.path], placeholder: d.places[f.path]})
+		spans = append(spans, span{start: start, end: start + d.lenOf(i), kind: "derived", path: d.paths[f.path], placeholder: d.places[f.path]})
 		return true
 	})
 	return spans

@@ -353,20 +353,23 @@ func (a *arena) size() int {
 func TestArenaPlaces(t *testing.T) {
 	var a arena
 	var texts []string
-	var at []uint64
+	var at []ref
 	for i := 0; a.size() < 70*arenaChunk; i++ {
 		s := strings.Repeat(string(rune('a'+i%26)), 1+i%3000)
-		if i%5000 == 0 {
+		switch {
+		case i == 7000:
+			s = strings.Repeat("huge-", refLong/5+1) // longer than a ref's length can say
+		case i%5000 == 0:
 			s = strings.Repeat("long-", arenaChunk/4) // longer than a chunk
 		}
 		texts, at = append(texts, s), append(at, a.add(s))
 	}
-	first := a.string(at[0], uint32(len(texts[0])))
+	first := a.string(at[0])
 	for i, s := range texts {
-		if got := a.string(at[i], uint32(len(s))); got != s {
+		if got := a.string(at[i]); got != s {
 			t.Fatalf("text %d (%d bytes) reads back as %d bytes", i, len(s), len(got))
 		}
-		if string(a.bytes(at[i], uint32(len(s)))) != s {
+		if string(a.bytes(at[i])) != s || a.length(at[i]) != len(s) {
 			t.Fatalf("text %d's bytes differ", i)
 		}
 	}

@@ -61,8 +61,9 @@ func encodeGathered(b []byte, most int, m *memo, d *Derived) []byte {
 			}
 			at[k] = i
 		}
-		for _, f := range d.fps {
-			size += uvarintLen(uint64(f.n)) + int(f.n) + uvarintLen(at[f.path])
+		for i, f := range d.fps {
+			n := d.lenOf(int32(i))
+			size += uvarintLen(uint64(n)) + n + uvarintLen(at[f.path])
 		}
 	}
 	size += uvarintLen(uint64(fps))
@@ -192,8 +193,16 @@ func decodeGathered(b []byte) (paths []string, allowed []bool, l fpList, err err
 	}
 	// The fingerprints' texts stay where they are, in b: it becomes
 	// their arena (at 1M messages that withhold half their reads, 75 MB
-	// not copied when the TUI starts again).
-	l.text = arena{chunks: [][]byte{b[:len(b):len(b)]}} // one chunk: places within it
+	// not copied when the TUI starts again), cut into chunks between
+	// texts as an arena's are: none starts arenaChunk or more into its
+	// chunk, and a longer one has a chunk of its own.
+	start, end := -1, 0 // the chunk being cut, b[start:end]; none yet
+	cut := func() {
+		if start >= 0 {
+			l.text.chunks = append(l.text.chunks, b[start:end:end])
+			l.text.used, start = end-start, -1
+		}
+	}
 	m := r.count()
 	for range m {
 		text := r.bytes()
@@ -205,8 +214,20 @@ func decodeGathered(b []byte) (paths []string, allowed []bool, l fpList, err err
 		if r.err != nil {
 			break
 		}
-		l.fps = append(l.fps, fingerprint{off: uint64(off), n: uint32(len(text)), path: l.pathIndex(paths[i])})
+		if start >= 0 && (len(text) > arenaChunk || off+len(text)-start > arenaChunk) {
+			cut()
+		}
+		if start < 0 {
+			start = off
+		}
+		end = off + len(text)
+		at := makeRef(len(l.text.chunks), off-start, len(text))
+		if len(text) > arenaChunk {
+			cut()
+		}
+		l.fps = append(l.fps, fingerprint{text: at, path: l.pathIndex(paths[i])})
 	}
+	cut()
 	if r.err != nil || len(r.b) != 0 {
 		return nil, nil, fpList{}, errGathered
 	}

@@ -113,3 +113,34 @@ func TestResumeKeptGathering(t *testing.T) {
 		}
 	}
 }
+
+// TestKeptGatheringChunks: a kept gathering read back is cut into chunks as
+// an arena is, so every text reads back whole from its place: texts that
+// run past a chunk's room, one longer than a chunk, and one longer than a
+// place can say the length of.
+func TestKeptGatheringChunks(t *testing.T) {
+	var texts []string
+	for i := 0; len(texts) < 3000; i++ {
+		texts = append(texts, strings.Repeat(string(rune('a'+i%26)), 1+i*7%4000)+"-"+strings.Repeat("x", i%13))
+	}
+	texts = append(texts[:1000], append([]string{strings.Repeat("long-", arenaChunk/4)}, texts[1000:]...)...)
+	texts = append(texts[:2000], append([]string{strings.Repeat("huge-", refLong/5+1)}, texts[2000:]...)...)
+	d := derivedOfTexts(texts, "kept")
+	m := &memo{verdicts: map[string]verdict{"/p": {allowed: false}}}
+	kept := encodeGathered(nil, math.MaxInt, m, d)
+	_, _, l, err := decodeGathered(kept)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.text.chunks) < 4 {
+		t.Fatalf("%d bytes of texts read back in %d chunks", len(kept), len(l.text.chunks))
+	}
+	if len(l.fps) != len(texts) {
+		t.Fatalf("%d fingerprints read back, want %d", len(l.fps), len(texts))
+	}
+	for i, want := range texts {
+		if got := l.textOf(int32(i)); got != want {
+			t.Fatalf("text %d (%d bytes) reads back as %d bytes", i, len(want), len(got))
+		}
+	}
+}

@@ -175,8 +175,8 @@ func newWindows(set *fpSet) windows {
 	}
 	for ; shrink < 8; shrink *= 2 {
 		n := 0
-		for _, f := range fps {
-			_, k := classOf(int(f.n))
+		for i := range fps {
+			_, k := classOf(set.lenOf(int32(i)))
 			n += k
 		}
 		if n <= windowBudget {
@@ -188,8 +188,8 @@ func newWindows(set *fpSet) windows {
 	// how many entries each class gets.
 	from := make([]uint16, len(fps))
 	var at [len(windowClasses) + 1]int // where each class's entries start
-	for i, f := range fps {
-		c, k := classOf(int(f.n))
+	for i := range fps {
+		c, k := classOf(set.lenOf(int32(i)))
 		if c < 0 {
 			w.short = append(w.short, int32(i))
 			continue
@@ -209,12 +209,12 @@ func newWindows(set *fpSet) windows {
 	// (at 1M messages, the peak of a first preview's memory).
 	w.entries = make([]entry, at[len(windowClasses)])
 	each := func(fn func(c int, h uint64, e entry)) {
-		for i, f := range fps {
-			c, k := classOf(int(f.n))
+		for i := range fps {
+			b := set.bytesOf(int32(i))
+			c, k := classOf(len(b))
 			if c < 0 {
 				continue
 			}
-			b := set.bytesOf(int32(i))
 			check := entryCheck(b, 0, len(b))
 			for o := int(from[i]); o < int(from[i])+k; o++ {
 				h := windowHash(b, o, c)
@@ -275,17 +275,17 @@ type windowCounts struct {
 
 func newWindowCounts(set *fpSet, classOf func(int) (int, int)) windowCounts {
 	total := 0
-	for _, f := range set.fps {
-		total += int(f.n)
+	for i := range set.fps {
+		total += set.lenOf(int32(i))
 	}
 	bitsN := min(22, max(10, bits.Len(uint(total)))) // about a counter a byte, at most 4 MiB
 	wc := windowCounts{n: make([]uint8, 1<<bitsN), mask: 1<<bitsN - 1}
-	for i, f := range set.fps {
-		c, _ := classOf(int(f.n))
+	for i := range set.fps {
+		b := set.bytesOf(int32(i))
+		c, _ := classOf(len(b))
 		if c < 0 {
 			continue
 		}
-		b := set.bytesOf(int32(i))
 		for o := 0; o+windowClasses[c].w <= len(b); o++ {
 			if p := &wc.n[windowHash(b, o, c)&wc.mask]; *p < math.MaxUint8 {
 				*p++

@@ -112,7 +112,7 @@ func TestWindowsFiledWhereFingerprintsDiffer(t *testing.T) {
 func listOf(texts []string) *fpList {
 	var l fpList
 	for _, t := range texts {
-		l.fps = append(l.fps, fingerprint{off: l.text.add(t), n: uint32(len(t)), path: l.pathIndex("/p")})
+		l.fps = append(l.fps, fingerprint{text: l.text.add(t), path: l.pathIndex("/p")})
 	}
 	return &l
 }

@@ -178,6 +178,7 @@ func TestMakeBigStore(t *testing.T) {
 	}
 	defer st.Close()
 	bigSession(t, st, int(bigN))
+	st.Settle(time.Minute) // as scrim import leaves a store
 	if err := os.WriteFile(filepath.Join(dir, "policy.toml"), []byte(fixturePolicy), 0o644); err != nil {
 		t.Fatal(err)
 	}

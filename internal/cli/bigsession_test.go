@@ -142,5 +142,6 @@ func writeBigSession(tb testing.TB, dir string, n int) string {
 	if err := b.Commit(nil); err != nil {
 		tb.Fatal(err)
 	}
+	st.Settle(time.Minute) // as scrim import leaves a store
 	return id
 }

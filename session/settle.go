@@ -1,0 +1,37 @@
+package session
+
+import "time"
+
+// Settle waits, up to most, for Badger to finish the compactions a big
+// write left owing: tables over their level's size, or too many of them
+// flushed and not yet merged. An import of a long session of short
+// messages (a million of them: 450 MB of tables) leaves tens of megabytes
+// to compact, and Badger does that in whichever process opens the store
+// next, in the background: for the TUI, at its first start, beside its
+// first count, whose memory and cores it shares (on the UI benchmark's
+// session, 15-40 MB of table builders at its peak). Waiting at the end of
+// the import does it while nothing else wants the machine. It reports
+// whether the store is settled; if not by then, what is left is done
+// later, as before.
+func (s *Store) Settle(most time.Duration) bool {
+	deadline := time.Now().Add(most)
+	for !s.settled() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return true
+}
+
+// settled reports whether no level of the store's tables asks to be
+// compacted (a score of 1 or more: over its size, or for the first level,
+// too many tables).
+func (s *Store) settled() bool {
+	for _, l := range s.db.Levels() {
+		if l.Score >= 1 || l.Adjusted >= 1 {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,40 @@
+package ui
+
+import (
+	"os"
+	"runtime"
+	"runtime/debug"
+	"testing"
+	"time"
+)
+
+// TestSoftMemoryLimitFollowsLiveHeap: once the live heap outgrows the
+// TUI's memory limit, the limit is raised after the next collection to
+// leave room above it (a limit under the live set has the collector run
+// without pause), and it stays within what the heap needs.
+func TestSoftMemoryLimitFollowsLiveHeap(t *testing.T) {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		t.Skip("GOMEMLIMIT set: the TUI leaves the limit to it")
+	}
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	softMemoryLimit()
+	const live = memoryLimit + 64<<20
+	held := make([]byte, live) // no pointers, untouched: the heap counts it, the machine barely
+	want := int64(live + limitHeadroom)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		runtime.GC()
+		got := debug.SetMemoryLimit(-1)
+		if got >= want {
+			if got > want+live/4 {
+				t.Fatalf("limit %d MiB for a live heap of %d MiB: more room than an eighth or the headroom", got>>20, live>>20)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("limit %d MiB after collecting a live heap of %d MiB, want at least %d MiB", got>>20, live>>20, want>>20)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	runtime.KeepAlive(held)
+}

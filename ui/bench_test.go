@@ -483,6 +483,7 @@ func BenchmarkScrollWhileFinding(b *testing.B) {
 // again from nothing each time it ends (the kept count spoilt first); the
 // counted steps Update takes are timed as steps too.
 func BenchmarkScrollWhileCounting(b *testing.B) {
+	softMemoryLimit() // as Run does
 	m := openBig(b, "demo/limited")
 	feed(m, func() tea.Msg { return keyMsg("g") })
 	key := countKey{m.tr.sid, m.c.model}

@@ -33,7 +33,8 @@ const (
 // space accounts for what the store writes.
 type space struct {
 	mu        sync.Mutex
-	unchecked int // bytes written since the last look at the disk
+	unchecked int   // bytes written since the last look at the disk
+	written   int64 // bytes written since the store opened
 	free      uint64
 	looked    bool
 }
@@ -46,6 +47,7 @@ func (s *Store) room(n int) error {
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
 	sp.unchecked += n
+	sp.written += int64(n)
 	if sp.looked && sp.unchecked < spaceEvery && sp.free >= spaceReserve+4*spaceEvery {
 		return nil
 	}

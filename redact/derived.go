@@ -92,30 +92,35 @@ func (a *arena) add(s string) ref {
 	return at
 }
 
-func (a *arena) bytes(r ref) []byte {
+// locate returns r's text's chunk, and where in it the text starts and how
+// long it is (the whole chunk, for refLong).
+func (a *arena) locate(r ref) (chunk []byte, at, n int) {
 	c, at, n := r.unpack()
-	if n == refLong {
-		return a.chunks[c][:len(a.chunks[c]):len(a.chunks[c])]
+	if n == 0 {
+		return nil, 0, 0
 	}
-	return a.chunks[c][at : at+n : at+n]
+	chunk = a.chunks[c]
+	if n == refLong {
+		n = len(chunk)
+	}
+	return chunk, at, n
+}
+
+func (a *arena) bytes(r ref) []byte {
+	c, at, n := a.locate(r)
+	return c[at : at+n : at+n]
 }
 
 func (a *arena) string(r ref) string {
-	c, at, n := r.unpack()
-	if n == refLong {
-		n = len(a.chunks[c])
-	}
+	c, at, n := a.locate(r)
 	if n == 0 {
 		return ""
 	}
-	return unsafe.String(&a.chunks[c][at], n)
+	return unsafe.String(&c[at], n)
 }
 
 func (a *arena) length(r ref) int {
-	c, _, n := r.unpack()
-	if n == refLong {
-		n = len(a.chunks[c])
-	}
+	_, _, n := a.locate(r)
 	return n
 }
 
@@ -298,7 +303,7 @@ func (c *candidates) find(s string, h uint64) int32 {
 			return -1
 		}
 		if sl>>b == tag {
-			if i := int32(sl&(1<<b-1)) - 1; c.text.length(c.list.at(i).text) == len(s) && c.textOf(i) == s {
+			if i := int32(sl&(1<<b-1)) - 1; c.textOf(i) == s {
 				return i
 			}
 		}

@@ -139,7 +139,7 @@ var limitOnce sync.Once
 // object nothing holds runs once the collector has found it unreachable,
 // and makes the next.
 func followLiveHeap() {
-	ms := []metrics.Sample{
+	ms := [...]metrics.Sample{
 		{Name: "/gc/heap/live:bytes"},
 		{Name: "/memory/classes/total:bytes"}, // what the limit counts, less released
 		{Name: "/memory/classes/heap/released:bytes"},
@@ -149,8 +149,8 @@ func followLiveHeap() {
 	}
 	var follow func(struct{})
 	follow = func(struct{}) {
-		metrics.Read(ms)
-		var v [6]int64
+		metrics.Read(ms[:])
+		var v [len(ms)]int64
 		for i, m := range ms {
 			if m.Value.Kind() != metrics.KindUint64 {
 				return // not this runtime's metrics: the limit stays as it is

@@ -8,6 +8,7 @@ import (
 	"cmp"
 	"encoding/binary"
 	"maps"
+	"math/bits"
 	"regexp"
 	"slices"
 	"strings"
@@ -199,9 +200,11 @@ func spansOf(s string, fs []report.Finding) []Span {
 // in a map it builds for each text, after its own automaton has listed all
 // of them: on the UI benchmark's million messages, where most texts hold
 // a short keyword ("ey", "sk"), that was a third of the first count's CPU.
-// gitleaks' findings of one text depend only on the rules it runs (its
-// filter drops a generic finding that a rule run beside it found better),
-// so the findings are the same (FuzzScanTextByKeywords).
+// Of those rules, the ones whose pattern an opening shows cannot match in
+// s are left out too. gitleaks' findings of one text depend only on the
+// rules it runs that match (its filter drops a generic finding that a rule
+// run beside it found better), so the findings are the same
+// (FuzzScanTextByKeywords, FuzzOpening).
 func detectorFor(s string) *detect.Detector {
 	ix := loadKeywords()
 	if ix == nil {
@@ -219,6 +222,20 @@ func detectorFor(s string) *detect.Detector {
 		found = true
 		return true
 	})
+	if !found {
+		return nil
+	}
+	// Rules that cannot match in s are not run (opening).
+	found = false
+	for i := range set {
+		for w := set[i]; w != 0; w &= w - 1 {
+			r := i*64 + bits.TrailingZeros64(w)
+			if o := ix.openings[r].get(); o != nil && !o.found(s) {
+				set[i] &^= 1 << (r % 64)
+			}
+		}
+		found = found || set[i] != 0
+	}
 	if !found {
 		return nil
 	}
@@ -283,6 +300,7 @@ type keywordIndex struct {
 	keywords  []string   // the automaton's, by pattern
 	byKeyword [][]uint16 // a keyword's rules (indexes in rules)
 	rules     []config.Rule
+	openings  []lazyOpening // by rule
 	always    []config.Rule // rules without a keyword: gitleaks runs them on every text
 	mu        sync.Mutex
 	detectors map[ruleSet]*detect.Detector // made as sets of rules come up
@@ -357,6 +375,7 @@ func loadKeywords() *keywordIndex {
 			}
 			ri := uint16(len(ix.rules))
 			ix.rules = append(ix.rules, r)
+			ix.openings = append(ix.openings, lazyOpening{rule: r, once: new(sync.Once)})
 			for _, k := range r.Keywords {
 				k = strings.ToLower(k)
 				p, ok := at[k]

@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"sync"
 	"sync/atomic"
 
 	"github.com/scrim-dev/scrim/policy"
@@ -26,19 +27,25 @@ type decisions struct {
 	// memo, for a session redacted in batches, holds what earlier
 	// batches decided; todo then lists the indexes of the paths it does
 	// not know, the only ones decided.
-	memo *memo
+	memo *Memo
 	todo []int32
 }
 
-// memo keeps the decisions of one tier across the batches of a session
-// (Stream), so that each distinct path is decided once for the whole
-// session, as History decides it once for a whole slice. The policy's batch
-// is kept too: folders resolved for one batch are resolved for the next.
-// Not safe for concurrent use: batches are redacted one after another.
-type memo struct {
+// Memo keeps the decisions of one tier across redactions of one session,
+// so that each distinct path is decided once for the whole session, as
+// History decides it once for a whole slice: a Stream's batches, a count's
+// steps (Context.Memo). The policy's batch is kept too: folders resolved for
+// one redaction are resolved for the next. Safe for concurrent use (the
+// steps of a count run on every core); a path two redactions decide at once
+// is decided twice, the same way.
+type Memo struct {
+	mu       sync.RWMutex
 	batch    *policy.Batch
 	verdicts map[string]verdict
 }
+
+// NewMemo makes an empty Memo.
+func NewMemo() *Memo { return &Memo{} }
 
 // verdict is a decision and, for a denied path, its placeholder text (built
 // once, shared by every part it replaces).
@@ -54,13 +61,15 @@ func newDecisions(p *policy.Policy, t *policy.Tier) *decisions {
 
 // newDecisionsWith is newDecisions that asks m first, if not nil, and
 // tells it what it decides.
-func newDecisionsWith(p *policy.Policy, t *policy.Tier, m *memo) *decisions {
+func newDecisionsWith(p *policy.Policy, t *policy.Tier, m *Memo) *decisions {
 	d := &decisions{p: p, tier: t, memo: m}
 	if m != nil {
+		m.mu.Lock()
 		if m.batch == nil {
 			m.batch, m.verdicts = p.NewBatch(t), map[string]verdict{}
 		}
 		d.batch = m.batch
+		m.mu.Unlock()
 	} else {
 		d.batch = p.NewBatch(t)
 	}
@@ -115,6 +124,8 @@ func (d *decisions) start() {
 		return
 	}
 	var expect []string
+	d.memo.mu.RLock()
+	defer d.memo.mu.RUnlock()
 	for i, path := range d.set.paths {
 		if v, ok := d.memo.verdicts[path]; ok {
 			d.verdicts[i] = v
@@ -131,6 +142,8 @@ func (d *decisions) remember() {
 	if d.memo == nil {
 		return
 	}
+	d.memo.mu.Lock()
+	defer d.memo.mu.Unlock()
 	for _, k := range d.todo {
 		d.memo.verdicts[d.set.paths[k]] = d.verdicts[k]
 	}

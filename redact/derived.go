@@ -524,7 +524,7 @@ type DerivedBuilder struct {
 	// pieces and for the Stream's redaction after them. The TUI's
 	// builders live as long as the program, while files may change, so
 	// they decide afresh for each piece.
-	memo *memo
+	memo *Memo
 	// late leaves every check to Recheck: a Stream reads the whole
 	// session again anyway once a fingerprint turns up after its first
 	// batch, so checking each batch as it is added would check it twice.

@@ -35,7 +35,7 @@ func (s *Stream) Gathered(b []byte, most int) []byte {
 // encodeGathered appends to b d and the decisions in m it rests on, if
 // that makes at most most bytes; else it returns nil. The room is reserved
 // once, measured, not grown as it is written.
-func encodeGathered(b []byte, most int, m *memo, d *Derived) []byte {
+func encodeGathered(b []byte, most int, m *Memo, d *Derived) []byte {
 	paths := make([]string, 0, len(m.verdicts))
 	for p := range m.verdicts {
 		paths = append(paths, p)
@@ -118,13 +118,13 @@ func ResumeDerived(kept []byte, model string, p *policy.Policy) (*Derived, bool)
 	if !tier.RedactsDerived() {
 		return nil, false
 	}
-	return resume(kept, p, tier, &memo{})
+	return resume(kept, p, tier, &Memo{})
 }
 
 // resume decodes kept and decides each of its paths with m (whose
 // decisions stay made); it fails if one differs from the kept one. What it
 // returns holds on to kept, which must not be changed.
-func resume(kept []byte, p *policy.Policy, tier *policy.Tier, m *memo) (*Derived, bool) {
+func resume(kept []byte, p *policy.Policy, tier *policy.Tier, m *Memo) (*Derived, bool) {
 	paths, allowed, l, err := decodeGathered(kept)
 	if err != nil {
 		return nil, false
@@ -153,7 +153,7 @@ func resume(kept []byte, p *policy.Policy, tier *policy.Tier, m *memo) (*Derived
 // and keep the decisions for Gathered: for a gathering of a whole session
 // from its start, to be kept. Forget goes back to deciding afresh for each
 // piece, as a builder that lives on while files change must.
-func (b *DerivedBuilder) Remember() { b.memo = &memo{} }
+func (b *DerivedBuilder) Remember() { b.memo = &Memo{} }
 
 // Forget: see Remember.
 func (b *DerivedBuilder) Forget() { b.memo = nil }

@@ -126,7 +126,7 @@ func TestKeptGatheringChunks(t *testing.T) {
 	texts = append(texts[:1000], append([]string{strings.Repeat("long-", arenaChunk/4)}, texts[1000:]...)...)
 	texts = append(texts[:2000], append([]string{strings.Repeat("huge-", refLong/5+1)}, texts[2000:]...)...)
 	d := derivedOfTexts(texts, "kept")
-	m := &memo{verdicts: map[string]verdict{"/p": {allowed: false}}}
+	m := &Memo{verdicts: map[string]verdict{"/p": {allowed: false}}}
 	kept := encodeGathered(nil, math.MaxInt, m, d)
 	_, _, l, err := decodeGathered(kept)
 	if err != nil {

@@ -108,9 +108,12 @@ type Context struct {
 	// secrets = "redact" needs.
 	Findings func(m *session.Message) []secrets.Finding
 
-	// For a Stream's batches: the decisions of the batches before, and
-	// that Derived is the whole session's even when nil (no fingerprint).
-	memo  *memo
+	// Memo, if not nil, holds the tier's decisions of the session's
+	// paths made by other redactions (the other steps of a count), and
+	// is told this one's.
+	Memo *Memo
+	// For a Stream's batches: that Derived is the whole session's even
+	// when nil (no fingerprint).
 	whole bool
 }
 
@@ -124,7 +127,7 @@ func HistoryWith(msgs []session.Message, model string, p *policy.Policy, ctx Con
 // gather what derived redaction needs (DerivedBuilder).
 func history(msgs []session.Message, model string, p *policy.Policy, ctx Context, l layout, gatherOnly bool) ([]session.Message, Report, []*gathered) {
 	tier, _ := p.TierFor(model)
-	dec := newDecisionsWith(p, tier, ctx.memo)
+	dec := newDecisionsWith(p, tier, ctx.Memo)
 	gathering := gatherOnly || tier.RedactsDerived() && ctx.Derived == nil && !ctx.whole
 	chunks := l.split(msgs)
 	for _, c := range chunks {

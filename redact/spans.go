@@ -41,8 +41,8 @@ func (g *gathered) whole(d *decisions, m *session.Message, denied []int32, order
 
 // gatherAll runs the path pass over msgs only to gather: one share of the
 // work per goroutine that did it.
-func gatherAll(msgs []session.Message, model string, p *policy.Policy, m *memo, l layout) []*gathered {
-	_, _, gs := history(msgs, model, p, Context{memo: m}, l, true)
+func gatherAll(msgs []session.Message, model string, p *policy.Policy, m *Memo, l layout) []*gathered {
+	_, _, gs := history(msgs, model, p, Context{Memo: m}, l, true)
 	return gs
 }
 

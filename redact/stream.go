@@ -25,7 +25,7 @@ type Stream struct {
 	model   string
 	p       *policy.Policy
 	tier    *policy.Tier
-	memo    *memo
+	memo    *Memo
 	gather  *DerivedBuilder // nil: the tier does not redact derived content
 	derived *Derived
 	started bool // Next has been called: gathering is over
@@ -41,7 +41,7 @@ type Stream struct {
 // NewStream starts redacting a session for model.
 func NewStream(model string, p *policy.Policy) *Stream {
 	tier, _ := p.TierFor(model)
-	s := &Stream{model: model, p: p, tier: tier, memo: &memo{}, denied: map[string]bool{},
+	s := &Stream{model: model, p: p, tier: tier, memo: &Memo{}, denied: map[string]bool{},
 		spans: spanTally{from: map[string]int{}, rules: map[string]int{}}}
 	if tier.RedactsDerived() {
 		s.gather = NewDerivedBuilder(model, p)
@@ -92,7 +92,7 @@ func (s *Stream) Next(msgs []session.Message, findings func(m *session.Message) 
 			s.finishGather()
 		}
 	}
-	out, rep, _ := history(msgs, s.model, s.p, Context{Derived: s.derived, Findings: findings, memo: s.memo, whole: true}, streamLayout, false)
+	out, rep, _ := history(msgs, s.model, s.p, Context{Derived: s.derived, Findings: findings, Memo: s.memo, whole: true}, streamLayout, false)
 	s.add(&rep)
 	return out
 }

@@ -122,6 +122,39 @@ func TestCountAllEqualsSteps(t *testing.T) {
 	}
 }
 
+// TestCountDecidesEachPathOnce: the steps of a count share their path
+// decisions, one per distinct path of the session, however many steps see
+// it; a session forgotten (rewritten by an import) is decided afresh.
+func TestCountDecidesEachPathOnce(t *testing.T) {
+	f := newFixture(t, 3*Chunk+17)
+	p := f.policy(t, "")
+	start := p.DecisionCount()
+	c := whole(t, f, p) // 440 steps of 7 messages
+	if n := p.DecisionCount() - start; n != 8 {
+		t.Fatalf("%d decisions for the 8 distinct paths of %d steps", n, (c.Upto+6)/7)
+	}
+	x := NewContexts()
+	for round := range 2 {
+		start := p.DecisionCount()
+		for from := uint64(1); from <= c.Upto; from += Chunk {
+			if _, err := Count(x, f.st, p, f.sid, "any/model", from, min(from+Chunk-1, c.Upto)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n, want := p.DecisionCount()-start, []uint64{8, 0}[round]; n != want {
+			t.Fatalf("round %d: %d decisions, want %d", round, n, want)
+		}
+	}
+	x.Forget(f.sid)
+	start = p.DecisionCount()
+	if _, err := Count(x, f.st, p, f.sid, "any/model", 1, Chunk); err != nil {
+		t.Fatal(err)
+	}
+	if n := p.DecisionCount() - start; n != 8 {
+		t.Fatalf("after Forget: %d decisions, want 8", n)
+	}
+}
+
 func summary(c Counts) string {
 	b, _ := json.Marshal(map[string]any{"upto": c.Upto, "redacted": len(c.Redacted), "unknowns": len(c.Unknowns), "denied": c.Denied, "sent": c.Sent, "unknown": c.Unknown})
 	return string(b)

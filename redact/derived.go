@@ -452,9 +452,7 @@ func build(c *candidates, label string) *Derived {
 			keep = append(keep, int32(i))
 		}
 	}
-	slices.SortFunc(keep, func(a, b int32) int {
-		return cmp.Or(cmp.Compare(c.orderOf(c.list.at(a)), c.orderOf(c.list.at(b))), strings.Compare(c.textOf(a), c.textOf(b)))
-	})
+	sortCandidates(c, keep)
 	set := fpSet{text: arena{chunks: c.text.chunks[:len(c.text.chunks):len(c.text.chunks)]}, fps: make([]fingerprint, len(keep))}
 	for k, i := range keep {
 		cand := c.list.at(i)
@@ -470,6 +468,34 @@ func build(c *candidates, label string) *Derived {
 		return nil
 	}
 	return newDerived(set, paths, label)
+}
+
+// sortCandidates sorts keep, indexes of candidates, by where they were
+// first met and then by text. Candidates are listed as they are first met,
+// so keep is almost always in order of meeting already, and only the
+// candidates met in one withheld text (its lines and words) need sorting
+// among themselves: sorting all of them, comparing texts wherever two came
+// from one text, was 0.54 s of the UI benchmark's 2M-candidate gathering,
+// which a first count waits for.
+func sortCandidates(c *candidates, keep []int32) {
+	order := func(i int32) int64 { return c.orderOf(c.list.at(i)) }
+	byText := func(a, b int32) int { return strings.Compare(c.textOf(a), c.textOf(b)) }
+	for i := 1; i < len(keep); i++ {
+		if order(keep[i]) < order(keep[i-1]) {
+			slices.SortFunc(keep, func(a, b int32) int { return cmp.Or(cmp.Compare(order(a), order(b)), byText(a, b)) })
+			return
+		}
+	}
+	for lo := 0; lo < len(keep); {
+		hi, o := lo+1, order(keep[lo])
+		for hi < len(keep) && order(keep[hi]) == o {
+			hi++
+		}
+		if hi-lo > 1 {
+			slices.SortFunc(keep[lo:hi], byText)
+		}
+		lo = hi
+	}
 }
 
 // newDerived makes the matcher of set, whose fingerprints name paths.

@@ -1,12 +1,14 @@
 package redact
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -438,5 +440,47 @@ func TestLongWordsWithheld(t *testing.T) {
 	}
 	if rep.Derived != 2 {
 		t.Fatalf("%d derived spans, want 2", rep.Derived)
+	}
+}
+
+// TestSortCandidates: candidates sorted run by run of one meeting, as they
+// come, or as a whole, when they come out of order, are in the order one
+// sort by meeting and text gives.
+func TestSortCandidates(t *testing.T) {
+	pol := policytest.Policy(t, spanPolicy)
+	b := NewDerivedBuilder("limited/x", pol)
+	var msgs []session.Message
+	for i := range 300 {
+		var text strings.Builder
+		for l := range 1 + i%13 {
+			fmt.Fprintf(&text, "line %d of file %d: value_%d = %d\n", (l*7919+i)%97, i, l, i*l)
+		}
+		p := fmt.Sprintf("/w/secrets/f%d.txt", i%40)
+		msgs = append(msgs, session.Message{Seq: uint64(i + 1), Role: session.RoleTool, Tool: "read",
+			Parts: []session.Part{{Kind: session.PartText, Text: text.String(), SourcePath: p}}, Meta: session.Meta{SourcePaths: []string{p}}})
+	}
+	b.Add(msgs)
+	c := &b.cands
+	if c.list.n < 1000 {
+		t.Fatalf("only %d candidates", c.list.n)
+	}
+	all := make([]int32, c.list.n)
+	for i := range all {
+		all[i] = int32(i)
+	}
+	want := slices.Clone(all)
+	slices.SortFunc(want, func(a, b int32) int {
+		return cmp.Or(cmp.Compare(c.orderOf(c.list.at(a)), c.orderOf(c.list.at(b))), strings.Compare(c.textOf(a), c.textOf(b)))
+	})
+	if slices.Equal(want, all) {
+		t.Fatal("the candidates are sorted as listed: the test tries nothing")
+	}
+	reversed := slices.Clone(all)
+	slices.Reverse(reversed)
+	for name, keep := range map[string][]int32{"as listed": slices.Clone(all), "reversed": reversed} {
+		sortCandidates(c, keep)
+		if !slices.Equal(keep, want) {
+			t.Errorf("%s: sorted differently", name)
+		}
 	}
 }

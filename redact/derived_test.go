@@ -115,6 +115,7 @@ func newSpanFixture(t *testing.T) spanFixture {
 		run("read", map[string]any{"path": "cmd/main.go"}),
 		run("read", map[string]any{"path": "docs/keys-demo.md"}),
 		text(session.RoleAssistant, "openVault takes masterKeyMaterial; the id 550e8400-e29b-41d4-a716-446655440000 and the digest e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855 are not secrets."),
+		text(session.RoleAssistant, "So the DB password is hunter2pass; rotate it."),
 	}
 	for i := range msgs {
 		msgs[i].Seq = uint64(i + 1)
@@ -208,11 +209,16 @@ func TestDerivedAndSecretsOnRealToolResults(t *testing.T) {
 			t.Fatalf("the documentation key was filtered: %q", out[7].Text())
 		}
 	})
+	t.Run("a URL's password quoted alone", func(t *testing.T) {
+		if got, want := out[9].Parts[0].Text, "So the DB password is "+ph+"; rotate it."; got != want {
+			t.Fatalf("got  %q\nwant %q", got, want)
+		}
+	})
 	t.Run("report", func(t *testing.T) {
 		vault := filepath.Join(f.root, "secrets", "vault.go")
-		from := []PathCount{{f.env, 3}, {vault, 1}} // the quote's two, the edit's one; the identifier
+		from := []PathCount{{f.env, 4}, {vault, 1}} // the quote's two, the edit's one, the password; the identifier
 		rules := []RuleCount{{"aws-access-token", 1}, {"github-pat", 1}}
-		if rep.Derived != 4 || !reflect.DeepEqual(rep.DerivedFrom, from) || rep.Secrets != 2 || !reflect.DeepEqual(rep.SecretRules, rules) {
+		if rep.Derived != 5 || !reflect.DeepEqual(rep.DerivedFrom, from) || rep.Secrets != 2 || !reflect.DeepEqual(rep.SecretRules, rules) {
 			t.Fatalf("report %+v", rep)
 		}
 		if rep.RedactedMessages < 6 {

@@ -14,6 +14,7 @@ import (
 //   - the value of a KEY=VALUE or key: value line (quotes, a trailing comma
 //     or semicolon taken off), if it looks like data rather than a word;
 //   - quoted strings on one line that do;
+//   - the password of a URL (scheme://user:password@host) that does;
 //   - identifiers of at least minIdent bytes;
 //   - words of at least minEntropyWord bytes with letters and digits whose
 //     characters are spread like a key's (Shannon entropy ≥ minEntropy bits).
@@ -74,7 +75,32 @@ func lineFingerprints(line string, loose bool, fn func(string)) {
 		words = v // the key is a name: only the value's words count
 	}
 	quoted(words, loose, fn)
+	urlPasswords(line, loose, fn)
 	wordFingerprints(words, loose, fn)
+}
+
+// urlPasswords calls fn with the password of each URL in s that carries
+// one (scheme://user:password@host), if it looks like data: a password is
+// a credential wherever it is quoted, and the URL's words do not make it
+// one on its own (postgres://app:hunter2pass is a word, hunter2pass too
+// short a one to count).
+func urlPasswords(s string, loose bool, fn func(string)) {
+	for {
+		i := strings.Index(s, "://")
+		if i < 0 {
+			return
+		}
+		s = s[i+3:]
+		end := strings.IndexAny(s, "@/?#\\ \t\"'`<>")
+		if end < 0 || s[end] != '@' {
+			continue
+		}
+		_, pass, ok := strings.Cut(s[:end], ":")
+		if ok && (loose && len(pass) >= minValue || distinctive(pass, minValue)) {
+			fn(pass)
+		}
+		s = s[end+1:]
+	}
 }
 
 // stripLineNumber takes off the line number a reading tool put in front of

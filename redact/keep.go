@@ -13,7 +13,7 @@ import (
 // are cut (fingerprint.go) and which content counts as withheld or as
 // readable (chunk.go, derived.go). A kept gathering made with other rules is
 // not taken: change it with any of them.
-const gatherRules = 1
+const gatherRules = 2
 
 // Gathered encodes what the Stream's gathering found, to keep beside the
 // session: the fingerprints, each with its path, and every path decision

@@ -3,6 +3,7 @@ package secrets
 import (
 	"regexp"
 	"regexp/syntax"
+	"slices"
 	"sync"
 	"unicode"
 	"unicode/utf8"
@@ -26,7 +27,12 @@ import (
 // (gitleaks' findings of a text come only from the rules that match in
 // it); one that can is run as gitleaks runs it. FuzzOpening holds found to
 // the pattern's MatchString.
-type opening struct {
+type opening struct{ ways []way }
+
+// way is one way a match of the pattern can begin: a branch of an
+// alternation the pattern begins with (kubernetes-secret-yaml's
+// \bkind:…|\bdata:…), or the whole pattern.
+type way struct {
 	boundary bool // a word boundary comes first
 	first    [256]bool
 	prefixes [][]litRune // a match (after the optional part) begins with one of these
@@ -67,45 +73,80 @@ func openingOf(pattern string) *opening {
 	if err != nil {
 		return nil
 	}
-	subs := []*syntax.Regexp{re}
-	if re.Op == syntax.OpConcat {
-		subs = re.Sub
+	subs := stripOptional(concatSubs(re))
+	if len(subs) == 0 {
+		return nil
 	}
-	// What may match nothing at the start goes: zero repetitions match
-	// the empty string wherever they are, whatever they hold.
-	i := 0
-	for i < len(subs) && (subs[i].Op == syntax.OpStar || subs[i].Op == syntax.OpQuest || subs[i].Op == syntax.OpRepeat && subs[i].Min == 0) {
-		i++
+	// A pattern that begins with an alternation begins as one of its
+	// branches does, each followed by the rest of the pattern.
+	branches := [][]*syntax.Regexp{subs}
+	if subs[0].Op == syntax.OpAlternate {
+		branches = nil
+		for _, b := range subs[0].Sub {
+			branches = append(branches, append(slices.Clip(concatSubs(b)), subs[1:]...))
+		}
 	}
 	o := &opening{}
-	if i < len(subs) && subs[i].Op == syntax.OpWordBoundary {
-		o.boundary = true
-		i++
+	for _, b := range branches {
+		w, ok := wayOf(stripOptional(b))
+		if !ok {
+			return nil
+		}
+		o.ways = append(o.ways, w)
 	}
-	if i == len(subs) {
-		return nil
+	return o
+}
+
+// concatSubs is what re is a concatenation of: its parts, or re alone.
+func concatSubs(re *syntax.Regexp) []*syntax.Regexp {
+	if re.Op == syntax.OpConcat {
+		return re.Sub
 	}
-	rest := subs[i:]
-	pre, _, ok := prefixesOf(&syntax.Regexp{Op: syntax.OpConcat, Sub: rest})
+	return []*syntax.Regexp{re}
+}
+
+// stripOptional drops what may match nothing at the start: zero
+// repetitions match the empty string wherever they are, whatever they
+// hold.
+func stripOptional(subs []*syntax.Regexp) []*syntax.Regexp {
+	for len(subs) > 0 && (subs[0].Op == syntax.OpStar || subs[0].Op == syntax.OpQuest || subs[0].Op == syntax.OpRepeat && subs[0].Min == 0) {
+		subs = subs[1:]
+	}
+	return subs
+}
+
+// wayOf is the way of the concatenation subs, if it begins, after a word
+// boundary perhaps, with one of a few literal strings.
+func wayOf(subs []*syntax.Regexp) (way, bool) {
+	var w way
+	if len(subs) > 0 && subs[0].Op == syntax.OpWordBoundary {
+		w.boundary = true
+		subs = subs[1:]
+	}
+	if len(subs) == 0 {
+		return w, false
+	}
+	pre, _, ok := prefixesOf(&syntax.Regexp{Op: syntax.OpConcat, Sub: subs})
 	if !ok || len(pre) == 0 {
-		return nil
+		return w, false
 	}
 	for _, p := range pre {
 		if len(p) == 0 {
-			return nil // a match may begin anywhere
+			return w, false // a match may begin anywhere
 		}
 		for _, r := range orbit(p[0]) {
 			var b [utf8.UTFMax]byte
 			utf8.EncodeRune(b[:], r)
-			o.first[b[0]] = true
+			w.first[b[0]] = true
 		}
 	}
-	o.prefixes = pre
-	anchored := &syntax.Regexp{Op: syntax.OpConcat, Sub: append([]*syntax.Regexp{{Op: syntax.OpBeginText}}, rest...)}
-	if o.rest, err = regexp.Compile(anchored.String()); err != nil {
-		return nil
+	w.prefixes = pre
+	anchored := &syntax.Regexp{Op: syntax.OpConcat, Sub: append([]*syntax.Regexp{{Op: syntax.OpBeginText}}, subs...)}
+	var err error
+	if w.rest, err = regexp.Compile(anchored.String()); err != nil {
+		return w, false
 	}
-	return o
+	return w, true
 }
 
 // prefixesOf returns strings one of which begins every match of re, and
@@ -205,14 +246,23 @@ func orbit(l litRune) []rune {
 
 // found reports whether the opening's pattern matches somewhere in s.
 func (o *opening) found(s string) bool {
+	for i := range o.ways {
+		if o.ways[i].found(s) {
+			return true
+		}
+	}
+	return false
+}
+
+func (w *way) found(s string) bool {
 	for q := 0; q < len(s); q++ {
-		if !o.first[s[q]] {
+		if !w.first[s[q]] {
 			continue
 		}
-		if o.boundary && isWordByte(s, q-1) == isWordByte(s, q) {
+		if w.boundary && isWordByte(s, q-1) == isWordByte(s, q) {
 			continue
 		}
-		if o.begins(s[q:]) && o.rest.MatchString(s[q:]) {
+		if w.begins(s[q:]) && w.rest.MatchString(s[q:]) {
 			return true
 		}
 	}
@@ -220,9 +270,9 @@ func (o *opening) found(s string) bool {
 }
 
 // begins reports whether s begins with one of the prefixes.
-func (o *opening) begins(s string) bool {
+func (w *way) begins(s string) bool {
 next:
-	for _, p := range o.prefixes {
+	for _, p := range w.prefixes {
 		t := s
 		for _, l := range p {
 			r, n := utf8.DecodeRuneInString(t)

@@ -27,7 +27,7 @@ func openingRules(t testing.TB) map[string]*opening {
 // and texts where it does not.
 func TestOpenings(t *testing.T) {
 	os := openingRules(t)
-	for _, id := range []string{"generic-api-key", "jwt", "github-pat", "slack-bot-token"} {
+	for _, id := range []string{"generic-api-key", "jwt", "github-pat", "slack-bot-token", "kubernetes-secret-yaml"} {
 		if os[id] == nil {
 			t.Errorf("rule %s has no opening", id)
 		}
@@ -42,6 +42,9 @@ func TestOpenings(t *testing.T) {
 		"\u017fecret: Zx8Qw3Lm0Pv7Rt2Yb5Nc9Kd4Hs6Jf1Gg\n",
 		"xeyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.abcdefghij not at a boundary",
 		"eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.abcdefghij",
+		"apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\ndata:\n  password: c2VjcmV0cGFzc3dvcmQxMjM=\n",
+		"data:\n  password: c2VjcmV0cGFzc3dvcmQxMjM=\nkind: Secret\n",
+		"/demo/secrets/key7.pem:9:\treturn step(x) // the kind: of data: here is no Secret",
 	}
 	for _, c := range credentials() {
 		texts = append(texts, c.before+c.secret+c.after, strings.ToUpper(c.before+c.secret+c.after))

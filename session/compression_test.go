@@ -29,7 +29,7 @@ func TestCompressedTablesStillRead(t *testing.T) {
 
 	// Rewrite every record through Badger with compression on: the flush
 	// on close puts them all in a compressed table, as the old options did.
-	db, err := badger.Open(options(dir).WithCompression(bopts.Snappy))
+	db, err := badger.Open(options(dir).WithCompression(bopts.Snappy).WithBlockCacheSize(32 << 20)) // the old options, cache and all
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,15 +37,12 @@ type decisions struct {
 // steps (Context.Memo). The policy's batch is kept too: folders resolved for
 // one redaction are resolved for the next. Safe for concurrent use (the
 // steps of a count run on every core); a path two redactions decide at once
-// is decided twice, the same way.
+// is decided twice, the same way. The zero Memo is empty.
 type Memo struct {
 	mu       sync.RWMutex
 	batch    *policy.Batch
 	verdicts map[string]verdict
 }
-
-// NewMemo makes an empty Memo.
-func NewMemo() *Memo { return &Memo{} }
 
 // verdict is a decision and, for a denied path, its placeholder text (built
 // once, shared by every part it replaces).

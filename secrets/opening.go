@@ -43,15 +43,14 @@ type way struct {
 // of its keywords: compiling all of them took about 25 ms, which a process
 // that scans a few texts need not pay.
 type lazyOpening struct {
-	rule config.Rule
-	once *sync.Once
+	once sync.Once
 	o    *opening
 }
 
-func (l *lazyOpening) get() *opening {
+func (l *lazyOpening) get(r *config.Rule) *opening {
 	l.once.Do(func() {
-		if l.rule.Regex != nil {
-			l.o = openingOf(l.rule.Regex.String())
+		if r.Regex != nil {
+			l.o = openingOf(r.Regex.String())
 		}
 	})
 	return l.o
@@ -259,7 +258,8 @@ func (w *way) found(s string) bool {
 		if !w.first[s[q]] {
 			continue
 		}
-		if w.boundary && isWordByte(s, q-1) == isWordByte(s, q) {
+		// \b as Go sees it: ASCII word bytes, and none before the text.
+		if w.boundary && (q > 0 && syntax.IsWordChar(rune(s[q-1]))) == syntax.IsWordChar(rune(s[q])) {
 			continue
 		}
 		if w.begins(s[q:]) && w.rest.MatchString(s[q:]) {
@@ -293,14 +293,4 @@ func foldEqual(a, b rune) bool {
 		}
 	}
 	return false
-}
-
-// isWordByte reports whether s[i] is an ASCII word character, as \b sees
-// it (out of s is not).
-func isWordByte(s string, i int) bool {
-	if i < 0 || i >= len(s) {
-		return false
-	}
-	c := s[i]
-	return c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
 }

@@ -230,7 +230,7 @@ func detectorFor(s string) *detect.Detector {
 	for i := range set {
 		for w := set[i]; w != 0; w &= w - 1 {
 			r := i*64 + bits.TrailingZeros64(w)
-			if o := ix.openings[r].get(); o != nil && !o.found(s) {
+			if o := ix.openings[r].get(&ix.rules[r]); o != nil && !o.found(s) {
 				set[i] &^= 1 << (r % 64)
 			}
 		}
@@ -375,7 +375,6 @@ func loadKeywords() *keywordIndex {
 			}
 			ri := uint16(len(ix.rules))
 			ix.rules = append(ix.rules, r)
-			ix.openings = append(ix.openings, lazyOpening{rule: r, once: new(sync.Once)})
 			for _, k := range r.Keywords {
 				k = strings.ToLower(k)
 				p, ok := at[k]
@@ -391,6 +390,7 @@ func loadKeywords() *keywordIndex {
 		if len(all) == 0 {
 			return
 		}
+		ix.openings = make([]lazyOpening, len(ix.rules))
 		ix.dfa, ix.keywords = newKeywordDFA(all), all
 		keywords = ix
 	})

@@ -21,13 +21,16 @@ import (
 type Contexts struct {
 	mu      sync.Mutex
 	derived map[key]*derivedEntry
-	memos   map[key]*redact.Memo // counting's path decisions (decisions)
 }
 
 // key names a session seen by a model.
 type key struct{ sid, model string }
 
 type derivedEntry struct {
+	// decided is what counting has decided of the session's paths
+	// (Contexts.decisions); set under Contexts.mu, safe for concurrent use.
+	decided *redact.Memo
+
 	mu   sync.Mutex
 	b    *redact.DerivedBuilder
 	upto uint64 // Seqs 1..upto are gathered
@@ -41,8 +44,18 @@ type derivedEntry struct {
 }
 
 // NewContexts makes an empty Contexts.
-func NewContexts() *Contexts {
-	return &Contexts{derived: map[key]*derivedEntry{}, memos: map[key]*redact.Memo{}}
+func NewContexts() *Contexts { return &Contexts{derived: map[key]*derivedEntry{}} }
+
+// entry is the entry of session sid seen by model, made if there is none.
+// x.mu must be held.
+func (x *Contexts) entry(pol *policy.Policy, sid, model string) *derivedEntry {
+	k := key{sid, model}
+	e := x.derived[k]
+	if e == nil {
+		e = &derivedEntry{b: redact.NewDerivedBuilder(model, pol)}
+		x.derived[k] = e
+	}
+	return e
 }
 
 // decisions returns what the steps of counting session sid for model have
@@ -50,16 +63,14 @@ func NewContexts() *Contexts {
 // count, not once per step (lstat-ing every path of every step was a
 // twentieth of a first count's CPU at a million messages). Pages decide
 // afresh, as they are built.
-func (x *Contexts) decisions(sid, model string) *redact.Memo {
+func (x *Contexts) decisions(pol *policy.Policy, sid, model string) *redact.Memo {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	k := key{sid, model}
-	m := x.memos[k]
-	if m == nil {
-		m = redact.NewMemo()
-		x.memos[k] = m
+	e := x.entry(pol, sid, model)
+	if e.decided == nil {
+		e.decided = new(redact.Memo)
 	}
-	return m
+	return e.decided
 }
 
 // Build is runner.BuildWith with the context for msgs, a piece of session
@@ -112,12 +123,7 @@ func (x *Contexts) Ready(st *session.Store, pol *policy.Policy, sid, model strin
 // user pasted it) counts as much as content withheld earlier.
 func (x *Contexts) fingerprints(st *session.Store, pol *policy.Policy, sid, model string) (*redact.Derived, error) {
 	x.mu.Lock()
-	k := key{sid, model}
-	e := x.derived[k]
-	if e == nil {
-		e = &derivedEntry{b: redact.NewDerivedBuilder(model, pol)}
-		x.derived[k] = e
-	}
+	e := x.entry(pol, sid, model)
 	x.mu.Unlock()
 
 	e.mu.Lock()
@@ -208,11 +214,6 @@ func (x *Contexts) Forget(sid string) {
 	for k := range x.derived {
 		if k.sid == sid {
 			delete(x.derived, k)
-		}
-	}
-	for k := range x.memos {
-		if k.sid == sid {
-			delete(x.memos, k)
 		}
 	}
 }

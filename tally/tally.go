@@ -57,7 +57,7 @@ func Count(x *Contexts, st *session.Store, pol *policy.Policy, sid, model string
 	if err != nil {
 		return out, err
 	}
-	ctx.Memo = x.decisions(sid, model)
+	ctx.Memo = x.decisions(pol, sid, model)
 	hist, rep := redact.HistoryWith(msgs, model, pol, ctx)
 	for i := range hist {
 		if redact.Placeholders(&hist[i]) > 0 {

@@ -44,10 +44,19 @@ type Memo struct {
 	verdicts map[string]verdict
 }
 
-// verdict is a decision and, for a denied path, its placeholder text (built
-// once, shared by every part it replaces).
+// verdict is a path's decision: allowed, or denied, with what the report
+// says of it. Most paths are allowed and need nothing more: a verdict that
+// kept the whole policy.Decision (five strings, the reason built for every
+// path) was 1.1 MB of the memo on the 20k benchmark session's 5,600 paths,
+// a sixth of what its preview with derived = "redact" holds beside show's.
 type verdict struct {
-	allowed     bool
+	allowed bool
+	denied  *denial // nil when allowed
+}
+
+// denial is a denied path's decision and its placeholder text (built once,
+// shared by every part it replaces).
+type denial struct {
 	placeholder string
 	decision    policy.Decision
 }
@@ -152,16 +161,15 @@ func (d *decisions) allowed(k int32) bool { return k < 0 || d.verdicts[k].allowe
 
 func (d *decisions) decide(path string) verdict {
 	dec := d.batch.Decide(path)
-	v := verdict{allowed: dec.Allowed, decision: dec}
-	if !dec.Allowed {
-		v.placeholder = Placeholder(path, d.tier.Label)
+	if dec.Allowed {
+		return verdict{allowed: true}
 	}
-	return v
+	return verdict{denied: &denial{placeholder: Placeholder(path, d.tier.Label), decision: dec}}
 }
 
 // placeholder replaces content from the denied path with index k.
 func (d *decisions) placeholder(kind session.PartKind, k int32) session.Part {
-	return session.Part{Kind: kind, Text: d.verdicts[k].placeholder, SourcePath: d.set.paths[k], Redacted: true}
+	return session.Part{Kind: kind, Text: d.verdicts[k].denied.placeholder, SourcePath: d.set.paths[k], Redacted: true}
 }
 
 // denied lists the denied paths in order of first appearance, with the rule
@@ -169,13 +177,13 @@ func (d *decisions) placeholder(kind session.PartKind, k int32) session.Part {
 func (d *decisions) denied() []DeniedPath {
 	out := []DeniedPath{}
 	for i, path := range d.set.paths {
-		v := &d.verdicts[i]
-		if v.allowed {
+		if d.verdicts[i].allowed {
 			continue
 		}
-		dp := DeniedPath{Path: path, Reason: v.decision.Reason, File: v.decision.File}
-		if v.decision.Kind == "deny" {
-			dp.Pattern, dp.Line = v.decision.Pattern, v.decision.Line
+		dec := &d.verdicts[i].denied.decision
+		dp := DeniedPath{Path: path, Reason: dec.Reason, File: dec.File}
+		if dec.Kind == "deny" {
+			dp.Pattern, dp.Line = dec.Pattern, dec.Line
 		}
 		out = append(out, dp)
 	}

@@ -234,6 +234,30 @@ func checkCrafted(t *testing.T, model, format, out string) {
 	}
 }
 
+// TestSpoolWithoutATemporaryFolder: where no temporary file can be made,
+// a spool keeps everything in memory and gives it back whole.
+func TestSpoolWithoutATemporaryFolder(t *testing.T) {
+	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "gone"))
+	var s spool
+	var want bytes.Buffer
+	for i := range 2 * spoolMemory / 1000 {
+		fmt.Fprintf(&want, "%d %s\n", i, strings.Repeat("y", 999))
+	}
+	if _, err := s.Write(want.Bytes()[:spoolMemory/2]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Write(want.Bytes()[spoolMemory/2:]); err != nil {
+		t.Fatal(err)
+	}
+	var got bytes.Buffer
+	if _, err := s.WriteTo(&got); err != nil || s.file != nil || !bytes.Equal(got.Bytes(), want.Bytes()) {
+		t.Fatalf("spooled %d bytes, got back %d (file %v, %v)", want.Len(), got.Len(), s.file, err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestSpoolSpillsToAFile: what a spool holds past its memory comes back
 // whole, in order, from its file, and the file is gone once it is closed.
 func TestSpoolSpillsToAFile(t *testing.T) {

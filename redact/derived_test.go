@@ -264,7 +264,7 @@ func TestDerivedAndSecretsOnRealToolResults(t *testing.T) {
 func TestMatchManyBehindOneAnchor(t *testing.T) {
 	// As long as the windows of the longest class span: each fingerprint
 	// has one byte of its own, and then one window.
-	const middle = "shared-middle-part-of-the-value:0123456"
+	middle := "shared-middle-part-of-the-value:0123456789abcdef"[:windowClasses[0].w+windowClasses[0].k-1]
 	var fps []string
 	for i := range 40 {
 		text := middle + string(rune('A'+i))

@@ -90,6 +90,8 @@ func (s *Stream) Next(msgs []session.Message, findings func(m *session.Message) 
 		s.started = true
 		if s.gather != nil {
 			s.finishGather()
+			// Gathered is past: the texts go (Derived.Seal).
+			s.derived.Seal()
 		}
 	}
 	out, rep, _ := history(msgs, s.model, s.p, Context{Derived: s.derived, Findings: findings, Memo: s.memo, whole: true}, streamLayout, false)

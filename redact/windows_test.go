@@ -10,11 +10,13 @@ import (
 // FuzzWindows holds the window matcher to a plain search: for fingerprints
 // cut from the fuzzer's text (every class of length, repeated and
 // overlapping ones), match finds each occurrence of each, exactly once,
-// at full strides and at the smallest (a set over windowBudget).
+// at full strides and at the smallest (a set over windowBudget), with the
+// texts and sealed (Derived.Seal).
 func FuzzWindows(f *testing.F) {
 	f.Add("KEY_1=abcdefgh\nKEY_2=abcdefgh\n", "the value abcdefgh and KEY_1=abcdefgh", uint8(3))
 	f.Add(strings.Repeat("aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n", 2), strings.Repeat("a", 200), uint8(1))
 	f.Add("func openVault(masterKeyMaterial string) error {\n\treturn nil\n}\nsix666\n", "x func openVault(masterKeyMaterial string) error {y six666 openVault(masterKeyMaterial", uint8(5))
+	f.Add("func openVault(masterKeyMaterial string) error {\n\treturn nil\n}\nsix666\n", "x func openVault(masterKeyMaterial string) error {y six666 openVault(masterKeyMaterial", uint8(6))
 	f.Fuzz(func(t *testing.T, pieces, hay string, cut uint8) {
 		// Fingerprints: each line of pieces, and pieces of it cut at a
 		// few lengths, so that lengths on both sides of every class's
@@ -46,6 +48,9 @@ func FuzzWindows(f *testing.F) {
 			defer func() { windowBudget = saved }()
 		}
 		d := derivedOfTexts(fps, "x")
+		if cut%4 >= 2 {
+			d.Seal() // found by their hashes, the plain ones by their texts
+		}
 		got := map[[2]int]int{}
 		for _, sp := range d.match(hay, nil) {
 			got[[2]int{sp.start, sp.end}]++
@@ -72,8 +77,9 @@ func FuzzWindows(f *testing.F) {
 // take in what each has of its own, as far as their length allows, so a
 // text holding the middle does not have every one of them checked.
 func TestWindowsFiledWhereFingerprintsDiffer(t *testing.T) {
-	// Every 8 consecutive windows of 32 bytes of these 47 bytes have at
-	// least 4 within the middle; those in the middle of each are all there.
+	// Of the 16 windows of 32 bytes of these 47 bytes, the 8 within the
+	// middle are in every one of them; the others take in some of each
+	// one's own bytes, and at least half of the k filed must be those.
 	const middle = "shared-middle-part-of-the-value:0123456"
 	var fps []string
 	for i := range 40 {
@@ -106,6 +112,49 @@ func TestWindowsFiledWhereFingerprintsDiffer(t *testing.T) {
 	if want := []int{strings.Index(hay, fps[7]), 7}; !slices.Equal(got, want) {
 		t.Fatalf("found %v, want %v", got, want)
 	}
+}
+
+// TestSealKeepsOnlyThePlainTexts: a sealed set finds what it found with
+// its texts, holds the texts of only the fingerprints searched for plainly
+// (shorter than any window, longer than an entry can say), and tells a
+// fingerprint from another text of its length.
+func TestSealKeepsOnlyThePlainTexts(t *testing.T) {
+	long := strings.Repeat("0123456789abcdef", 1<<12) + "!" // past what an entry's length holds
+	fps := []string{"six666", "KEY_1=abcdefgh", "func openVault(masterKeyMaterial string) error {", long, "ZX-0001-ALPHA-7731"}
+	hay := "x six666 y KEY_1=abcdefgh " + long + " func openVault(masterKeyMaterial string) error { ZX-0001-ALPHA-7730 ZX-0001-ALPHA-7731"
+	d := derivedOfTexts(fps, "x")
+	before := d.match(hay, nil)
+	if len(before) != 5 {
+		t.Fatalf("fixture: %d matches", len(before))
+	}
+	d.Seal()
+	if after := d.match(hay, nil); !slices.EqualFunc(sortedSpans(before), sortedSpans(after), func(a, b span) bool { return a == b }) {
+		t.Fatalf("sealed, found %v, want %v", after, before)
+	}
+	var held []string
+	for _, c := range d.text.chunks {
+		held = append(held, strings.TrimRight(string(c), "\x00"))
+	}
+	if !slices.Equal(held, []string{"six666", long}) {
+		t.Fatalf("sealed, the arena holds %.30q", held)
+	}
+	if texts, _ := d.Fingerprints(); texts != nil {
+		t.Fatalf("sealed, Fingerprints gives texts: %d", len(texts))
+	}
+	for _, f := range fps {
+		if _, ok := d.Holds(f); !ok {
+			t.Fatalf("sealed, %.20q is not held", f)
+		}
+	}
+	if _, ok := d.Holds("ZX-0001-ALPHA-7730"); ok {
+		t.Fatal("sealed, a text of a fingerprint's length is held")
+	}
+}
+
+func sortedSpans(s []span) []span {
+	s = slices.Clone(s)
+	slices.SortFunc(s, func(a, b span) int { return a.start - b.start })
+	return s
 }
 
 // listOf is texts as fingerprints, in order, all of one path.

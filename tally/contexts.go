@@ -181,6 +181,11 @@ func (x *Contexts) fingerprints(st *session.Store, pol *policy.Policy, sid, mode
 	if whole {
 		_ = SaveGathered(st, pol, sid, model, rev, h.Count, func(b []byte, most int) []byte { return e.b.Gathered(e.d, b, most) }) // a cache: best effort
 	}
+	if e.kept {
+		// Gathered again from the start if the session grows: the texts
+		// are not wanted past the save (at 1M messages, tens of MB).
+		e.d.Seal()
+	}
 	return e.d, nil
 }
 

@@ -29,47 +29,65 @@ func TestContextsKeepTheirGathering(t *testing.T) {
 	pol := policytest.Policy(t, derivedTiers)
 	const model = "limited/m"
 
-	gathered := func(x *Contexts) []string {
+	gathered := func(x *Contexts) *redact.Derived {
 		t.Helper()
 		d, err := x.fingerprints(st, pol, h.ID, model)
 		must(t, err)
-		texts, _ := d.Fingerprints()
-		slices.Sort(texts)
-		return texts
+		return d
 	}
-	first := gathered(NewContexts())
-	if len(first) == 0 {
-		t.Fatal("fixture: nothing gathered")
+	// A small gathering: its builder stays, to grow with the session, and
+	// the texts with it.
+	fresh := gathered(NewContexts())
+	first, firstPaths := fresh.Fingerprints()
+	if len(first) == 0 || fresh.Sealed() {
+		t.Fatalf("fixture: gathered %q (sealed %v)", first, fresh.Sealed())
 	}
 	if _, ok, err := st.CountRecord(h.ID, "gathered/limited"); err != nil || !ok {
 		t.Fatalf("the gathering was not kept (%v)", err)
 	}
-	if again := gathered(NewContexts()); !reflect.DeepEqual(again, first) {
-		t.Fatalf("read back %q, gathered %q", again, first)
+	// Read back, it is sealed: the texts went with the record.
+	if again := gathered(NewContexts()); !again.Sealed() || !holdsAll(again, first, firstPaths) {
+		t.Fatalf("read back %d fingerprints (sealed %v), gathered %q", again.Len(), again.Sealed(), first)
 	}
 
 	// Plant a gathering with one more fingerprint: a new program takes it.
+	const planted = "the planted line that no message holds 12345"
 	s := redact.NewStream(model, pol)
 	s.Gather([]session.Message{{Seq: 1, Role: session.RoleTool, Meta: session.Meta{SourcePaths: []string{secret}},
-		Parts: []session.Part{{Kind: session.PartToolResult, Text: "the planted line that no message holds 12345\n", SourcePath: secret}}}})
+		Parts: []session.Part{{Kind: session.PartToolResult, Text: planted + "\n", SourcePath: secret}}}})
 	rev, err := st.Revision(h.ID)
 	must(t, err)
 	must(t, SaveGathered(st, pol, h.ID, model, rev, 2, s.Gathered))
 	x := NewContexts()
-	if got := gathered(x); !slices.Contains(got, "the planted line that no message holds 12345") {
-		t.Fatalf("a new program did not take the kept gathering: %q", got)
+	if _, ok := gathered(x).Holds(planted); !ok {
+		t.Fatal("a new program did not take the kept gathering")
 	}
 
 	// One message more, in the same program: the kept gathering no longer
 	// holds, the session is gathered from its start, and that is kept.
 	must(t, st.Append(h.ID, read(3)))
-	got := gathered(x)
-	if slices.Contains(got, "the planted line that no message holds 12345") || len(got) <= len(first) {
+	grown := gathered(x)
+	got, gotPaths := grown.Fingerprints()
+	if slices.Contains(got, planted) || len(got) <= len(first) {
 		t.Fatalf("after an append: %q", got)
 	}
-	if again := gathered(NewContexts()); !reflect.DeepEqual(again, got) {
-		t.Fatalf("the gathering after the append was not kept: %q, want %q", again, got)
+	if again := gathered(NewContexts()); !holdsAll(again, got, gotPaths) {
+		t.Fatalf("the gathering after the append was not kept: %d fingerprints, want %q", again.Len(), got)
 	}
+}
+
+// holdsAll reports whether d's fingerprints are texts, each naming the
+// path of the same place in paths (sealed or not: Derived.Holds).
+func holdsAll(d *redact.Derived, texts, paths []string) bool {
+	if d.Len() != len(texts) {
+		return false
+	}
+	for i, text := range texts {
+		if path, ok := d.Holds(text); !ok || path != paths[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // gatheringSession opens a store in a folder of its own (its path
@@ -173,23 +191,27 @@ func TestLargeGatheringLetsItsCandidatesGo(t *testing.T) {
 	pol := policytest.Policy(t, derivedTiers)
 	const model = "limited/m"
 	x := NewContexts()
-	texts := func(x *Contexts) []string {
+	gathered := func(x *Contexts) *redact.Derived {
 		t.Helper()
 		d, err := x.fingerprints(st, pol, h.ID, model)
 		must(t, err)
-		got, _ := d.Fingerprints()
-		return got
+		return d
 	}
-	if got := texts(x); !slices.Contains(got, "shared line of both files 42") {
-		t.Fatalf("fixture: %q", got)
+	const shared = "shared line of both files 42"
+	if d := gathered(x); !d.Sealed() {
+		t.Fatal("a gathering that let its candidates go kept its texts")
+	} else if _, ok := d.Holds(shared); !ok {
+		t.Fatalf("fixture: %d fingerprints, not %q", d.Len(), shared)
 	}
 	// Grown: a readable file with one of the lines, a withheld one more.
-	must(t, st.Append(h.ID, read(config, "shared line of both files 42\n"), read(vault, "a second withheld line 0002\n")))
+	must(t, st.Append(h.ID, read(config, shared+"\n"), read(vault, "a second withheld line 0002\n")))
 	stored, _, err := st.Range(h.ID, 1, 3)
 	must(t, err)
-	got := texts(x)
-	want, _ := redact.PrepareDerived(stored, model, pol).Fingerprints()
-	if !reflect.DeepEqual(got, want) || slices.Contains(got, "shared line of both files 42") || !slices.Contains(got, "a second withheld line 0002") {
-		t.Fatalf("grown: %q, gathered afresh: %q", got, want)
+	d := gathered(x)
+	want, wantPaths := redact.PrepareDerived(stored, model, pol).Fingerprints()
+	_, hasShared := d.Holds(shared)
+	_, hasSecond := d.Holds("a second withheld line 0002")
+	if !holdsAll(d, want, wantPaths) || hasShared || !hasSecond {
+		t.Fatalf("grown: %d fingerprints, gathered afresh: %q", d.Len(), want)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"sync/atomic"
 
 	"github.com/scrim-dev/scrim/policy"
 	"github.com/scrim-dev/scrim/redact"
@@ -17,18 +18,22 @@ import (
 
 // A streaming command reads, redacts and writes a session redactBatch
 // messages at a time, or fewer when they hold redactBytes of text, so that
-// the batches in flight (three: see readBatches) and their redacted copies
-// add a few megabytes to what the store itself holds, however long the
-// session and its messages. Measured on the 19,840-message benchmark
+// the batches in flight (four or five: see readBatches) and their redacted
+// copies add a few megabytes to what the store itself holds, however long
+// the session and its messages. Measured on the 19,840-message benchmark
 // session (file reads of a few kilobytes): 1 MiB batches peaked at 29-32
 // MiB anonymous, 256 KiB at 24-25, show at 17-19; on the 1M session of
 // short messages, 256 KiB costs no time against 4,096 messages. Later, with
 // plain tables (show 10.3-10.4 MiB), the paths-only tier took 15.4-15.6
 // MiB at 256 KiB and 13.9-14.5 at 128 KiB, in the same time, and at 1M
-// 2.91-3.07 s against 3.01-3.12.
+// 2.91-3.07 s against 3.01-3.12. With a batch written while the next is
+// redacted (one more in flight), 64 KiB: paths only 12.7-13.1 MiB against
+// 13.6-14.1, derived = "redact" 15.3-16.2 against 16.1-16.6, at 1M
+// 5.9-6.1 s against 5.7-6.2 (three interleaved rounds; show 10.5-11.3
+// MiB, 4.3-4.4 s).
 const (
 	redactBatch = 4096
-	redactBytes = 128 << 10
+	redactBytes = 64 << 10
 )
 
 // streamRedacted redacts the stored session h for model a batch at a time,
@@ -61,10 +66,42 @@ func streamRedacted(st *session.Store, pol *policy.Policy, h session.Header, mod
 			return ctx.Findings, err
 		}
 	}
-	bad, err := readBatches(st, h, look, func(b []session.Message, found findings, _ bool) error {
+	// fn writes a batch on a goroutine of its own while the next one is
+	// redacted: on one goroutine, at 1M messages, the JSON encoding (a
+	// sixth of the preview's CPU with derived = "redact") ran with the
+	// other core idle but for the reader.
+	type redacted struct {
+		stored, sent []session.Message
+		release      func()
+	}
+	out := make(chan redacted)
+	written := make(chan error, 1)
+	var failed atomic.Bool
+	go func() {
+		var err error
+		for r := range out {
+			if err == nil {
+				if err = fn(r.stored, r.sent); err != nil {
+					failed.Store(true)
+				}
+			}
+			r.release()
+		}
+		written <- err
+	}()
+	bad, err := readBatches(st, h, look, func(b []session.Message, found findings, _ bool, release func()) error {
+		if failed.Load() {
+			release()
+			return errStopped // fn's error is the one to tell
+		}
 		read += len(b)
-		return fn(b, s.Next(b, found))
+		out <- redacted{b, s.Next(b, found), release}
+		return nil
 	})
+	close(out)
+	if werr := <-written; werr != nil {
+		return redact.Report{}, 0, nil, werr
+	}
 	if err != nil {
 		return redact.Report{}, 0, nil, err
 	}
@@ -81,15 +118,17 @@ type findings = func(m *session.Message) []secrets.Finding
 // up on another while fn handles the one before: look is where a first
 // preview scans for credentials and stores what it found, and with it on
 // the reader's or fn's goroutine the first preview at 1M messages kept 1.2
-// of the two cores busy. fn must not keep a batch: its room is reused.
-func readBatches(st *session.Store, h session.Header, look func(b []session.Message) (findings, error), fn func(b []session.Message, found findings, last bool) error) ([]session.DecodeError, error) {
+// of the two cores busy. fn must call release once it is done with a
+// batch, then or later (from any goroutine), and not keep it: its room is
+// reused. One batch may be out so, past fn's return.
+func readBatches(st *session.Store, h session.Header, look func(b []session.Message) (findings, error), fn func(b []session.Message, found findings, last bool, release func()) error) ([]session.DecodeError, error) {
 	type batch struct {
 		msgs  []session.Message
 		last  bool
 		found findings
 		err   error
 	}
-	rooms := 3 // one read into, one waiting, one handled
+	rooms := 4 // one read into, one waiting, one handled, one out past fn
 	if look != nil {
 		rooms++ // and one looked up
 	}
@@ -145,16 +184,22 @@ func readBatches(st *session.Store, h session.Header, look func(b []session.Mess
 	}()
 	var err error
 	for b := range full {
+		release := func() {
+			clear(b.msgs) // nothing of the batch outlives it
+			free <- b.msgs[:0]
+		}
 		if err == nil {
 			if err = b.err; err == nil {
-				err = fn(b.msgs, b.found, b.last)
+				err = fn(b.msgs, b.found, b.last, release)
+			} else {
+				release()
 			}
 			if err != nil {
 				close(stop)
 			}
+		} else {
+			release()
 		}
-		clear(b.msgs) // nothing of the batch outlives it
-		free <- b.msgs[:0]
 	}
 	if err != nil {
 		return bad, err

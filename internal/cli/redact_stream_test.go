@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -215,6 +216,48 @@ func TestRedactMatchesWholeSession(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestStreamStopsAtAFailingWrite: a write that fails (stdout closed) ends
+// the stream with its error, while the next batch is being redacted and
+// more are read: nothing is written after it, and nothing waits forever
+// on a batch's room.
+func TestStreamStopsAtAFailingWrite(t *testing.T) {
+	t.Parallel()
+	isolate(t)
+	polFile := filepath.Join(t.TempDir(), "policy.toml")
+	if err := os.WriteFile(polFile, []byte(streamPolicy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pol, err := policy.Load(polFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "store")
+	id := writeStreamSession(t, dir, 3000, false)
+	st, err := session.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	h, err := st.Get(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, model := range []string{"paths/x", "anthropic/x"} {
+		closed := errors.New("stdout closed")
+		calls, seen := 0, 0
+		_, _, _, err := streamRedacted(st, pol, h, model, func(stored, sent []session.Message) error {
+			calls++
+			if seen += len(stored); calls == 3 {
+				return closed
+			}
+			return nil
+		})
+		if !errors.Is(err, closed) || calls != 3 || seen >= int(h.Count) {
+			t.Fatalf("%s: %v after %d writes of %d of %d messages", model, err, calls, seen, h.Count)
+		}
 	}
 }
 

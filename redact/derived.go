@@ -34,17 +34,19 @@ type Derived struct {
 type fpSet struct {
 	text arena
 	fps  []fingerprint
-	// sums, once the set is sealed, is a hash of each fingerprint's text
-	// keyed by seed, compared in place of the text: the arena then holds
-	// only the texts searched for plainly (windows.short). See seal.
-	sums []uint64
-	seed maphash.Seed
+	// sealed: a fingerprint's record holds a hash of its text, keyed by
+	// seed, in place of its place in the arena, but for the texts searched
+	// for plainly (windows.short), which the arena then holds alone. See
+	// seal.
+	sealed bool
+	seed   maphash.Seed
 }
 
 // fingerprint is the text at its set's arena's text, withheld from its
 // set's path'th path: 12 bytes (16 with the place and length apart: on the
 // UI benchmark's session, 2.15M fingerprints, 8.6 MB more of the TUI's
-// memory for as long as it runs).
+// memory for as long as it runs). In a sealed set, text holds the text's
+// hash instead (fpSet.seal).
 type fingerprint struct {
 	text ref
 	path uint32
@@ -56,42 +58,36 @@ func (s *fpSet) bytesOf(i int32) []byte { return s.text.bytes(s.fps[i].text) }
 // textOf is the text of fingerprint i, as a string sharing the arena.
 func (s *fpSet) textOf(i int32) string { return s.text.string(s.fps[i].text) }
 
-// lenOf is the length of fingerprint i. (Its record tells, but for a text
-// of refLong bytes or more, whose chunk does: a sealed set keeps those.)
-func (s *fpSet) lenOf(i int32) int {
-	if _, _, n := s.fps[i].text.unpack(); n != refLong {
-		return n
-	}
-	return s.text.length(s.fps[i].text)
-}
+// lenOf is the length of fingerprint i; once the set is sealed, of one
+// searched for plainly only (what finds the others says how long each is).
+func (s *fpSet) lenOf(i int32) int { return s.text.length(s.fps[i].text) }
 
-// is reports whether b is fingerprint i's text.
+// is reports whether b is fingerprint i's text, for a fingerprint the
+// index found, whose length b has.
 func (s *fpSet) is(i int32, b []byte) bool {
-	if s.sums != nil {
-		return len(b) == s.lenOf(i) && maphash.Bytes(s.seed, b) == s.sums[i]
+	if s.sealed {
+		r := s.fps[i].text
+		return maphash.Bytes(s.seed, b) == uint64(r.hi)<<32|uint64(r.lo)
 	}
 	return string(b) == string(s.bytesOf(i))
 }
 
-// seal lets go of the set's texts, but those of keep (in order), and keeps a hash of
-// each instead, keyed by a seed of its own: for a set whose index is made
-// and that nothing encodes again. A set's texts are most of its memory
-// (on the 20k benchmark session 1.7 MB of texts for 21k fingerprints, on
-// the UI benchmark's session 75 MB for 2.15M), a hash is 8 bytes. Where
-// the index finds a fingerprint, the text there is hashed and compared:
-// two texts of one length with the same 64-bit hash under a seed made at
-// random for this set, 2^-64 odds at each of the few hundred thousand
+// seal lets go of the set's texts, but those of keep (in order), and puts
+// in each other fingerprint's record, in place of its text's place, a hash
+// of the text keyed by a seed of its own: for a set whose index is made
+// and that nothing encodes again. A set's texts are most of its memory (on
+// the 20k benchmark session 1.7 MB for 21k fingerprints, on the UI
+// benchmark's session 75 MB for 2.15M), and the hash takes no room of its
+// own. Where the index finds a fingerprint, the text there is hashed and
+// compared: two texts of one length with one 64-bit hash under a seed made
+// at random for this set, 2^-64 odds at each of the few hundred thousand
 // checks of a million-message session, would put a placeholder over text
 // that is not withheld — more is replaced, never less.
 func (s *fpSet) seal(keep []int32) {
-	if s.sums != nil {
+	if s.sealed {
 		return
 	}
-	seed := maphash.MakeSeed()
-	sums := make([]uint64, len(s.fps))
-	for i := range s.fps {
-		sums[i] = maphash.Bytes(seed, s.bytesOf(int32(i)))
-	}
+	s.seed = maphash.MakeSeed()
 	var kept arena
 	for i := range s.fps {
 		f := &s.fps[i]
@@ -99,10 +95,10 @@ func (s *fpSet) seal(keep []int32) {
 			f.text, keep = kept.add(s.textOf(int32(i))), keep[1:]
 			continue
 		}
-		// Its length only: its text is gone (a chunk no arena has).
-		f.text = makeRef(refChunks-1, 0, s.lenOf(int32(i)))
+		h := maphash.Bytes(s.seed, s.bytesOf(int32(i)))
+		f.text = ref{lo: uint32(h), hi: uint32(h >> 32)}
 	}
-	s.text, s.sums, s.seed = kept, sums, seed
+	s.text, s.sealed = kept, true
 }
 
 // arena holds texts side by side in chunks that never move nor change once
@@ -250,7 +246,7 @@ func (d *Derived) Seal() {
 }
 
 // Sealed reports whether Seal let d's texts go.
-func (d *Derived) Sealed() bool { return d != nil && d.sums != nil }
+func (d *Derived) Sealed() bool { return d != nil && d.sealed }
 
 // Holds reports whether text is one of d's fingerprints, and the path it
 // names; sealed or not.
@@ -258,8 +254,18 @@ func (d *Derived) Holds(text string) (path string, ok bool) {
 	if d == nil {
 		return "", false
 	}
+	plain := map[int32]bool{}
+	for _, i := range d.win.short {
+		plain[i] = true
+	}
 	for i, f := range d.fps {
-		if d.lenOf(int32(i)) == len(text) && d.is(int32(i), []byte(text)) {
+		var same bool
+		if !d.sealed || plain[int32(i)] {
+			same = d.textOf(int32(i)) == text
+		} else {
+			same = d.is(int32(i), []byte(text))
+		}
+		if same {
 			return d.paths[f.path], true
 		}
 	}
@@ -603,9 +609,9 @@ func (d *Derived) match(s string, spans []span) []span {
 	if d == nil || len(s) < d.shorter {
 		return spans
 	}
-	d.win.each(s, &d.fpSet, func(start int, i int32) bool {
+	d.win.each(s, &d.fpSet, func(start, n int, i int32) bool {
 		f := &d.fps[i]
-		spans = append(spans, span{start: start, end: start + d.lenOf(i), kind: "derived", path: d.paths[f.path], placeholder: d.places[f.path]})
+		spans = append(spans, span{start: start, end: start + n, kind: "derived", path: d.paths[f.path], placeholder: d.places[f.path]})
 		return true
 	})
 	return spans

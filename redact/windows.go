@@ -329,9 +329,9 @@ const filterBits = 16
 func filterMask(h uint64) uint64 { return 1<<(h%64) | 1<<(h/64%64) }
 
 // each calls fn with every place in s where a fingerprint of set starts,
-// and the fingerprint, until fn returns false. Every occurrence is found
+// its length, and the fingerprint, until fn returns false. Every occurrence is found
 // once, overlapping ones too, in no particular order.
-func (w *windows) each(s string, set *fpSet, fn func(start int, fp int32) bool) {
+func (w *windows) each(s string, set *fpSet, fn func(start, n int, fp int32) bool) {
 	for _, i := range w.short {
 		t := set.textOf(i)
 		for at := 0; ; {
@@ -339,7 +339,7 @@ func (w *windows) each(s string, set *fpSet, fn func(start int, fp int32) bool) 
 			if k < 0 {
 				break
 			}
-			if !fn(at+k, i) {
+			if !fn(at+k, len(t), i) {
 				return
 			}
 			at += k + 1
@@ -390,7 +390,7 @@ func (w *windows) each(s string, set *fpSet, fn func(start int, fp int32) bool) 
 // found checks the entries of class c filed under hash h against s at i,
 // the place where the window was found, and calls fn with each fingerprint
 // that is there; false: fn said to stop.
-func (w *windows) found(c, i int, h uint64, s string, set *fpSet, fn func(start int, fp int32) bool) bool {
+func (w *windows) found(c, i int, h uint64, s string, set *fpSet, fn func(start, n int, fp int32) bool) bool {
 	tag, t := entryTag(h), uint32(h)>>w.dshift[c]
 	dir := w.dir[c]
 	b := unsafe.Slice(unsafe.StringData(s), len(s))
@@ -403,7 +403,7 @@ func (w *windows) found(c, i int, h uint64, s string, set *fpSet, fn func(start 
 		if start < 0 || start+int(en.n) > len(b) || entryCheck(b, start, int(en.n)) != en.check {
 			continue
 		}
-		if set.is(en.fp, b[start:start+int(en.n)]) && !fn(start, en.fp) {
+		if set.is(en.fp, b[start:start+int(en.n)]) && !fn(start, int(en.n), en.fp) {
 			return false
 		}
 	}

@@ -105,7 +105,7 @@ func TestWindowsFiledWhereFingerprintsDiffer(t *testing.T) {
 	}
 	hay := "noise " + middle + " " + fps[7]
 	var got []int
-	w.each(hay, &set, func(start int, fp int32) bool {
+	w.each(hay, &set, func(start, _ int, fp int32) bool {
 		got = append(got, start, int(fp))
 		return true
 	})

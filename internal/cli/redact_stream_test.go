@@ -41,6 +41,17 @@ const (
 	streamCred  = "export GITHUB_TOKEN=ghp_R9bX2kQm7LpZ4vT8nW1cY6dF3hJ5sA0eG2uI"
 )
 
+// streamPolicyFile writes streamPolicy to a file of its own and returns its
+// path.
+func streamPolicyFile(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "policy.toml")
+	if err := os.WriteFile(path, []byte(streamPolicy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 // writeStreamSession writes a session of n generated messages with, at
 // their places, what the batches must agree on: a line an allowed file has
 // in the first batch before a denied read has it in the third (not
@@ -182,10 +193,7 @@ func wholeRedactJSON(t *testing.T, w io.Writer, req runner.Request, per []redact
 func TestRedactMatchesWholeSession(t *testing.T) {
 	t.Parallel()
 	isolate(t)
-	pol := filepath.Join(t.TempDir(), "policy.toml")
-	if err := os.WriteFile(pol, []byte(streamPolicy), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	pol := streamPolicyFile(t)
 	for _, tc := range []struct {
 		n     int
 		short bool
@@ -226,11 +234,7 @@ func TestRedactMatchesWholeSession(t *testing.T) {
 func TestStreamStopsAtAFailingWrite(t *testing.T) {
 	t.Parallel()
 	isolate(t)
-	polFile := filepath.Join(t.TempDir(), "policy.toml")
-	if err := os.WriteFile(polFile, []byte(streamPolicy), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	pol, err := policy.Load(polFile)
+	pol, err := policy.Load(streamPolicyFile(t))
 	if err != nil {
 		t.Fatal(err)
 	}

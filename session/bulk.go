@@ -381,6 +381,7 @@ func (b *Bulk) dropReplaced() error {
 		if err := b.s.deletePrefix(msgPrefix(id)); err != nil {
 			return err
 		}
+		b.s.settleRecords(id, 0, 1<<64-1) // or they would be written after
 		if err := b.s.deletePrefix(scanPrefix(id)); err != nil {
 			return err
 		}

@@ -62,6 +62,7 @@ func (s *Store) cleanImport(id string) error {
 // deleteFrom deletes session id's message records with Seq >= from, and
 // their scan records.
 func (s *Store) deleteFrom(id string, from uint64) error {
+	s.settleRecords(id, groupOf(from), 1<<64-1) // or they would be written after
 	wb := s.db.NewWriteBatch()
 	defer wb.Cancel()
 	err := s.db.View(func(txn *badger.Txn) error {

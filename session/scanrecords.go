@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"slices"
 
 	"github.com/dgraph-io/badger/v4"
 )
@@ -52,6 +51,7 @@ func (s *Store) ScanRecords(id string, from, to uint64, fn func(seq uint64, v []
 	if from > to {
 		return nil
 	}
+	s.settleRecords(id, groupOf(from), groupOf(to))
 	return s.db.View(func(txn *badger.Txn) error {
 		prefix := groupPrefix(id)
 		opts := badger.DefaultIteratorOptions
@@ -111,9 +111,10 @@ func eachInGroup(v []byte, fn func(at uint64, rec []byte) error) error {
 
 // PutScanRecords keeps records beside messages of session id, by Seq, with
 // those already kept for other messages of their groups. They are a cache:
-// not synced, and one lost to a crash, or to another writer of the same
-// group at the same moment, is computed again. Records of a session that no
-// longer exists are not kept.
+// held and written with others in the background (recordCache), and one
+// lost to a crash, or to another writer of the same group at the same
+// moment, is computed again. Records of a session that no longer exists are
+// not kept.
 func (s *Store) PutScanRecords(id string, recs map[uint64][]byte) error {
 	if len(recs) == 0 {
 		return nil
@@ -123,63 +124,31 @@ func (s *Store) PutScanRecords(id string, recs map[uint64][]byte) error {
 	for seq := range recs {
 		byGroup[groupOf(seq)] = append(byGroup[groupOf(seq)], seq)
 	}
-	groups := make([]uint64, 0, len(byGroup))
+	lo, hi := uint64(1<<64-1), uint64(0)
 	for g := range byGroup {
-		groups = append(groups, g)
+		lo, hi = min(lo, g), max(hi, g)
 	}
-	slices.Sort(groups)
-	var live bool
-	if err := s.db.View(func(txn *badger.Txn) error {
-		_, err := txn.Get(headerKey(id))
-		live = err == nil
+	s.settleRecords(id, lo, hi)
+	groups := make(map[string][]byte, len(byGroup))
+	err := s.db.View(func(txn *badger.Txn) error {
+		if _, err := txn.Get(headerKey(id)); err != nil {
+			return nil // gone, or unreadable: nothing is kept
+		}
+		for g, seqs := range byGroup {
+			v, err := mergeGroup(txn, id, g, seqs, recs)
+			if err != nil {
+				return err
+			}
+			if err := s.room(len(v)); err != nil {
+				return err // a cache: what is not kept is scanned again
+			}
+			groups[string(groupKey(id, g))] = v
+		}
 		return nil
-	}); err != nil || !live {
+	})
+	if err != nil {
 		return err
 	}
-	// Groups in as many transactions as it takes: a whole session's
-	// records at once are more than one may hold.
-	txn := s.db.NewTransaction(true)
-	defer func() { txn.Discard() }()
-	for _, g := range groups {
-		var kept [scanGroup][]byte
-		if item, err := txn.Get(groupKey(id, g)); err == nil {
-			err = item.Value(func(v []byte) error {
-				return eachInGroup(v, func(at uint64, rec []byte) error {
-					kept[at] = bytes.Clone(rec)
-					return nil
-				})
-			})
-			if err != nil && !errors.Is(err, errBadGroup) {
-				return err
-			}
-		} else if !errors.Is(err, badger.ErrKeyNotFound) {
-			return err
-		}
-		for _, seq := range byGroup[g] {
-			kept[(seq-1)%scanGroup] = recs[seq]
-		}
-		var v []byte
-		for at, rec := range kept {
-			if rec != nil {
-				v = binary.AppendUvarint(v, uint64(at))
-				v = binary.AppendUvarint(v, uint64(len(rec)))
-				v = append(v, rec...)
-			}
-		}
-		if err := s.room(len(v)); err != nil {
-			return err // a cache: what is not kept is scanned again
-		}
-		err := txn.Set(groupKey(id, g), v)
-		if errors.Is(err, badger.ErrTxnTooBig) {
-			if err = txn.Commit(); err != nil {
-				return err
-			}
-			txn = s.db.NewTransaction(true)
-			err = txn.Set(groupKey(id, g), v)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return txn.Commit()
+	s.holdRecords(groups)
+	return nil
 }

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"fmt"
 	"testing"
 
@@ -127,5 +128,96 @@ func eachItem(t *testing.T, s *Store, prefix []byte, fn func(*badger.Item)) {
 		return nil
 	}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestScanRecordsHeldThenWritten: records put are held and written many
+// puts to a commit (none is in Badger after a small put), yet every reader
+// sees them at once; Close writes what is held; a session deleted or cut
+// back while its records are held loses them, and they are not written
+// after it.
+func TestScanRecordsHeldThenWritten(t *testing.T) {
+	s := openTemp(t)
+	h := create(t, s, Header{Title: "t"})
+	inBadger := func() int {
+		n := 0
+		eachItem(t, s, groupPrefix(h.ID), func(*badger.Item) { n++ })
+		return n
+	}
+	put := func(from, to uint64, round int) {
+		t.Helper()
+		recs := map[uint64][]byte{}
+		for seq := from; seq <= to; seq++ {
+			recs[seq] = fmt.Appendf(nil, "r%d-%d", seq, round)
+		}
+		if err := s.PutScanRecords(h.ID, recs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := func(from, to uint64) map[uint64]string {
+		t.Helper()
+		got := map[uint64]string{}
+		if err := s.ScanRecords(h.ID, from, to, func(seq uint64, v []byte) error {
+			got[seq] = string(v)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+
+	put(1, 256, 1)   // group 0
+	put(257, 600, 1) // groups 1 and 2
+	if n := inBadger(); n != 0 {
+		t.Fatalf("%d groups written by two small puts; they should be held", n)
+	}
+	// A put over held groups merges with them.
+	put(250, 260, 2)
+	if got := read(1, 600); len(got) != 600 || got[1] != "r1-1" || got[255] != "r255-2" || got[600] != "r600-1" {
+		t.Fatalf("read back %d records: 1=%q 255=%q 600=%q", len(got), got[1], got[255], got[600])
+	}
+	if n := inBadger(); n != 3 {
+		t.Fatalf("%d groups in Badger after reading the held ones, want 3", n)
+	}
+
+	// More than recordFlush bytes are written without a reader asking.
+	big := bytes.Repeat([]byte("x"), 1000)
+	recs := map[uint64][]byte{}
+	for seq := uint64(1001); seq <= uint64(1000+2*recordFlush/len(big)); seq++ {
+		recs[seq] = big
+	}
+	if err := s.PutScanRecords(h.ID, recs); err != nil {
+		t.Fatal(err)
+	}
+	s.scanCache.mu.Lock()
+	held := s.scanCache.size
+	s.scanCache.mu.Unlock()
+	if held >= recordFlush {
+		t.Fatalf("%d bytes held after a put of %d: a write should have started", held, 2*recordFlush)
+	}
+
+	// Close writes what is held.
+	put(700, 710, 3)
+	s = reopen(t, s)
+	if got := read(700, 710); len(got) != 11 || got[705] != "r705-3" {
+		t.Fatalf("after Close and Open: %v", got)
+	}
+
+	// Held records of messages removed, or of a deleted session, are
+	// never written after them.
+	put(900, 950, 4)
+	if err := s.deleteFrom(h.ID, 800); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(800, 2000); len(got) != 0 {
+		t.Fatalf("%d records past a cut", len(got))
+	}
+	put(100, 120, 5)
+	if err := s.Delete(h.ID); err != nil {
+		t.Fatal(err)
+	}
+	s = reopen(t, s)
+	if n := inBadger(); n != 0 {
+		t.Fatalf("%d groups of a deleted session", n)
 	}
 }

@@ -322,6 +322,7 @@ func (s *Store) finishDelete(id string) error {
 	if err := s.deletePrefix(msgPrefix(id)); err != nil {
 		return fmt.Errorf("delete messages of session %s: %w", id, err)
 	}
+	s.settleRecords(id, 0, 1<<64-1) // or they would be written after
 	if err := s.deletePrefix(scanPrefix(id)); err != nil {
 		return fmt.Errorf("delete scan records of session %s: %w", id, err)
 	}

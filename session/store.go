@@ -44,7 +44,8 @@ type Store struct {
 	Now func() time.Time
 
 	sessions  keyedMutex // serialises the writers of one session
-	space     space      // what is written, against what the disk has
+	scanCache recordCache
+	space     space // what is written, against what the disk has
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -288,6 +289,7 @@ func (s *Store) Dir() string { return s.dir }
 // Close flushes and releases the store. Calling it again does nothing.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
+		s.flushRecords()
 		s.closeErr = s.db.Close()
 		s.lock.unlock()
 	})

@@ -351,7 +351,7 @@ func (c *chunk) fixUp(out []session.Message, b int, d *decisions, t *tally) {
 		before := t.redactedMessages
 		order := int64(c.at+int(tg.out)) << 16
 		if t.gather != nil {
-			t.gather.unknown = unknown
+			t.gather.unknown, t.gather.seq = unknown, m.Seq
 		}
 		if !tg.attributed || d.unattributedDenied(m, meta) {
 			m.Parts = t.redactWhole(d, m, meta, parts, order)

@@ -479,21 +479,34 @@ func (c *candidates) put(fp string, h uint64, met uint32) bool {
 }
 
 // check marks the candidates that content the tier may read has too: the
-// texts of each of groups, on a core of its own.
-func (c *candidates) check(groups [][]string) {
-	if c.list.n == 0 {
+// texts of each of groups, on a core of its own. With logs, each piece that
+// is no candidate is noted there, one log a group, for a candidate met
+// later (allowedLog).
+func (c *candidates) check(groups [][]allowedText, logs []*allowedLog) {
+	if c.list.n == 0 && logs == nil {
 		return
 	}
+	c.init() // the seed the logs' hashes are made with
 	found := make([][]int32, len(groups))
 	var wg sync.WaitGroup
 	for i, texts := range groups {
 		wg.Go(func() {
 			for _, a := range texts {
-				eachCandidate(a, func(piece string) {
-					if c.lens[lenClass(len(piece))] {
-						if k := c.find(piece, maphash.String(c.seed, piece)); k >= 0 && !c.isAlso(k) {
-							found[i] = append(found[i], k)
-						}
+				eachCandidate(a.text, func(piece string) {
+					known := c.lens[lenClass(len(piece))]
+					if !known && logs == nil {
+						return
+					}
+					h := maphash.String(c.seed, piece)
+					k := int32(-1)
+					if known {
+						k = c.find(piece, h)
+					}
+					switch {
+					case k >= 0 && !c.isAlso(k):
+						found[i] = append(found[i], k)
+					case k < 0 && logs != nil:
+						logs[i].add(h, a.seq)
 					}
 				})
 			}
@@ -515,6 +528,13 @@ func (c *candidates) check(groups [][]string) {
 type withheldText struct {
 	text, path string
 	order      int64
+}
+
+// allowedText is a piece of content the tier may read, of the message with
+// Seq seq.
+type allowedText struct {
+	text string
+	seq  uint64
 }
 
 // build turns candidates, less those also in content the tier may read,
@@ -619,11 +639,12 @@ func (d *Derived) match(s string, spans []span) []span {
 
 // DerivedBuilder gathers a tier's fingerprints from a session read in
 // pieces (the TUI streams long sessions from the store, and extends what it
-// gathered as a session grows): Add each piece, in order; when Stale says
-// so, Recheck the session from its start; then Done. Add checks the content
-// the tier may read in its piece against every fingerprint gathered so far,
-// but a fingerprint first met in a later piece was not checked against the
-// earlier ones: Recheck does that.
+// gathered as a session grows): Add each piece, in order; for a whole
+// session (CheckLate), Settle; when Stale says so, Recheck the session from
+// its start; then Done. Add checks the content the tier may read in its
+// piece against every fingerprint gathered so far, but a fingerprint first
+// met in a later piece was not checked against the earlier ones: Settle
+// does that from what Add noted (late.go), Recheck by reading them again.
 type DerivedBuilder struct {
 	model string
 	p     *policy.Policy
@@ -637,10 +658,11 @@ type DerivedBuilder struct {
 	// builders live as long as the program, while files may change, so
 	// they decide afresh for each piece.
 	memo *Memo
-	// late leaves every check to Recheck: a Stream reads the whole
-	// session again anyway once a fingerprint turns up after its first
-	// batch, so checking each batch as it is added would check it twice.
+	// late: the pieces are a whole session from its start, and what Add
+	// meets of readable content is noted in log for Settle (nil once it
+	// has settled, or grown past maxLog).
 	late bool
+	log  *allowedLog
 	l    layout // how each piece is shared out across cores
 }
 
@@ -667,25 +689,35 @@ func (b *DerivedBuilder) Add(msgs []session.Message) {
 			added = b.cands.add(w.text, w.path, b.order+w.order) || added
 		}
 	}
-	b.stale = b.stale || added && (b.order > 0 || b.late)
-	if !b.late {
-		b.cands.check(allowedOf(gs))
+	switch {
+	case !b.late:
+		b.stale = b.stale || added && b.order > 0
+		b.cands.check(allowedOf(gs), nil)
+	case !b.stale: // stale: the log grew past its bound, and Recheck checks it all
+		if b.order == 0 {
+			b.log = &allowedLog{}
+		}
+		logs := make([]*allowedLog, len(gs))
+		for i := range logs {
+			logs[i] = &allowedLog{}
+		}
+		b.cands.check(allowedOf(gs), logs)
+		b.noteLogs(logs)
 	}
 	b.order += int64(len(msgs)) << 16
 }
 
-// CheckLate, on, leaves the check of each piece's readable content to
-// Recheck, for pieces that are a whole session from its start: once a
-// fingerprint turns up after the first, every piece is rechecked anyway,
-// so checking each as it is added checks it twice (the TUI's first
-// gathering at 1M messages: 2 s of CPU). With it on, any fingerprint
-// makes the builder stale. Off, for pieces a session grew by, Add checks
-// each.
+// CheckLate, on, says the pieces added are a whole session from its start:
+// Add notes what it meets of readable content that matches no fingerprint
+// yet, and Settle, after the last piece, checks the fingerprints met later
+// against it. Off, for pieces a session grew by, a fingerprint met after
+// the first piece makes the builder stale.
 func (b *DerivedBuilder) CheckLate(on bool) { b.late = on }
 
 // Stale reports whether fingerprints were found after content they were
 // not checked against: the pieces added so far must go through Recheck.
-func (b *DerivedBuilder) Stale() bool { return b.stale }
+// A whole session's gathering is stale until it has settled.
+func (b *DerivedBuilder) Stale() bool { return b.stale || b.log != nil }
 
 // Recheck checks msgs, pieces of the session up to the last one added, read
 // again from the start, against every fingerprint gathered. Once all of
@@ -694,9 +726,9 @@ func (b *DerivedBuilder) Recheck(msgs []session.Message, last bool) {
 	if !b.on || len(msgs) == 0 {
 		return
 	}
-	b.cands.check(allowedOf(gatherAll(msgs, b.model, b.p, b.memo, b.l)))
+	b.cands.check(allowedOf(gatherAll(msgs, b.model, b.p, b.memo, b.l)), nil)
 	if last {
-		b.stale = false
+		b.stale, b.log = false, nil
 	}
 }
 

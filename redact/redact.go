@@ -227,7 +227,7 @@ func (t *tally) redactParts(d *decisions, parts []session.Part, idx []int32, ord
 		pt := parts[i]
 		if d.allowed(idx[i]) {
 			if t.gather != nil && idx[i] >= 0 && !t.gather.unknown {
-				t.gather.allowed = append(t.gather.allowed, pt.Text)
+				t.gather.allowed = append(t.gather.allowed, allowedText{pt.Text, t.gather.seq})
 			}
 			parts[w] = pt
 			w++

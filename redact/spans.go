@@ -15,7 +15,8 @@ import (
 // redaction.
 type gathered struct {
 	withheld []withheldText
-	allowed  []string
+	allowed  []allowedText
+	seq      uint64 // the message being fixed up
 	// unknown marks the message being fixed up as of unknown source: its
 	// content may hold more than its paths', so it does not say what the
 	// tier may read.
@@ -34,7 +35,7 @@ func (g *gathered) whole(d *decisions, m *session.Message, denied []int32, order
 		case len(denied) > 0:
 			g.withheld = append(g.withheld, withheldText{p.Text, d.set.paths[denied[0]], order + int64(i)})
 		case !g.unknown:
-			g.allowed = append(g.allowed, p.Text)
+			g.allowed = append(g.allowed, allowedText{p.Text, g.seq})
 		}
 	}
 }
@@ -46,8 +47,8 @@ func gatherAll(msgs []session.Message, model string, p *policy.Policy, m *Memo, 
 	return gs
 }
 
-func allowedOf(gs []*gathered) [][]string {
-	out := make([][]string, len(gs))
+func allowedOf(gs []*gathered) [][]allowedText {
+	out := make([][]allowedText, len(gs))
 	for i, g := range gs {
 		out[i] = g.allowed
 	}
@@ -67,7 +68,7 @@ func derivedOf(gs []*gathered, label string) *Derived {
 	if c.list.n == 0 {
 		return nil
 	}
-	c.check(allowedOf(gs))
+	c.check(allowedOf(gs), nil)
 	return build(&c, label)
 }
 

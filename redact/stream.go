@@ -15,9 +15,9 @@ import (
 // the decision of each distinct path (decided once for the session), and,
 // for a tier with derived = "redact", the fingerprints of everything the
 // tier withholds of the session. Those must be gathered before the first
-// batch is redacted: a first pass hands every batch to Gather, then, if
-// Stale says so (there are fingerprints to check), a second hands every
-// batch to Recheck; only then does Next take the batches. What is kept is bounded by the session's distinct paths
+// batch is redacted: a first pass hands every batch to Gather, then
+// Settle checks what it gathered, and if Stale says so, a second pass
+// hands every batch to Recheck; only then does Next take the batches. What is kept is bounded by the session's distinct paths
 // and by its withheld content, not by its length.
 //
 // A Stream is for one session and model, and not safe for concurrent use.
@@ -62,10 +62,20 @@ func (s *Stream) Gather(msgs []session.Message) {
 	s.gather.Add(msgs)
 }
 
+// Settle, after the first pass, checks the fingerprints gathered against
+// the content the tier may read that the pass met before them, reading
+// again, through read, only the messages where one may be
+// (DerivedBuilder.Settle).
+func (s *Stream) Settle(read func(seqs []uint64, fn func(msgs []session.Message)) error) error {
+	s.mustGather()
+	return s.gather.Settle(read)
+}
+
 // Stale reports whether the batches must be read again, through Recheck,
-// before Next: Gather only gathers fingerprints, and once there are any,
-// each must be checked against all content the tier may read (a
-// fingerprint found there too is not distinctive).
+// before Next: Gather only gathers fingerprints, and each must be checked
+// against all content the tier may read (a fingerprint found there too is
+// not distinctive); Settle does that without reading them all again but
+// where it cannot tell.
 func (s *Stream) Stale() bool { return s.gather != nil && !s.resumed && s.gather.Stale() }
 
 // Recheck checks msgs, the session's next batch read again from its start,

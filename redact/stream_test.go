@@ -38,6 +38,16 @@ func streamAll(msgs []session.Message, model string, p *policy.Policy, next func
 		for _, b := range batches() {
 			s.Gather(b)
 		}
+		if err := s.Settle(func(seqs []uint64, fn func([]session.Message)) error {
+			var again []session.Message // Seqs are 1..len(msgs) here
+			for _, seq := range seqs {
+				again = append(again, msgs[seq-1])
+			}
+			fn(again)
+			return nil
+		}); err != nil {
+			panic(err)
+		}
 		if s.Stale() {
 			bs := batches()
 			for i, b := range bs {

@@ -111,6 +111,43 @@ func (s *Store) scanCounting(id string, from, to uint64, sourced bool, n *uint64
 	return bad, err
 }
 
+// ScanAt calls fn with the messages of session id with the given Seqs (in
+// order, each once), as many at a time as one read of a run of them gives,
+// and at most piece; fn may keep them. Records that cannot be decoded, or
+// that are missing, are left out and returned; an error from fn stops the
+// reading and is returned.
+func (s *Store) ScanAt(id string, seqs []uint64, piece int, fn func(msgs []Message) error) ([]DecodeError, error) {
+	var bad []DecodeError
+	var msgs []Message
+	flush := func() error {
+		if len(msgs) == 0 {
+			return nil
+		}
+		err := fn(msgs)
+		msgs = nil
+		return err
+	}
+	for len(seqs) > 0 {
+		n := 1 // a run of consecutive Seqs: one read
+		for n < len(seqs) && seqs[n] == seqs[n-1]+1 {
+			n++
+		}
+		missing, err := s.scan(id, seqs[0], seqs[n-1], false, func(m *Message) error {
+			msgs = append(msgs, *m)
+			if len(msgs) >= piece {
+				return flush()
+			}
+			return nil
+		})
+		bad = append(bad, missing...)
+		if err != nil {
+			return bad, err
+		}
+		seqs = seqs[n:]
+	}
+	return bad, flush()
+}
+
 // ScanSourced is Scan of only the messages that carry a source path,
 // Meta.SourcePaths or a part's SourcePath: those redaction decides on by
 // their files, and the only ones a tier's withheld content and the content

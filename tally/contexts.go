@@ -166,6 +166,11 @@ func (x *Contexts) fingerprints(st *session.Store, pol *policy.Policy, sid, mode
 	if err := eachSourced(st, sid, e.upto+1, h.Count, func(msgs []session.Message, _ bool) { e.b.Add(msgs) }); err != nil {
 		return fail(err)
 	}
+	if whole {
+		if err := e.b.Settle(ReadAt(st, sid)); err != nil {
+			return fail(err)
+		}
+	}
 	if e.b.Stale() {
 		// Fingerprints met late: check them against the content before.
 		if err := eachSourced(st, sid, 1, h.Count, e.b.Recheck); err != nil {
@@ -198,6 +203,18 @@ func eachSourced(st *session.Store, sid string, from, to uint64, fn func(msgs []
 		fn(msgs, last)
 		return nil
 	})
+}
+
+// ReadAt reads messages of session sid by Seq for a gathering's Settle
+// (redact.DerivedBuilder.Settle), a piece at a time.
+func ReadAt(st *session.Store, sid string) func(seqs []uint64, fn func(msgs []session.Message)) error {
+	return func(seqs []uint64, fn func(msgs []session.Message)) error {
+		_, err := st.ScanAt(sid, seqs, gatherPiece, func(msgs []session.Message) error {
+			fn(msgs)
+			return nil
+		})
+		return err
+	}
 }
 
 // largeGathering is how many candidates a whole gathering's builder may

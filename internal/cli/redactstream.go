@@ -210,8 +210,9 @@ func readBatches(st *session.Store, h session.Header, look func(b []session.Mess
 // gather readies s, for a tier that redacts derived content, with the
 // fingerprints of what it withholds of the session: the ones kept from an
 // earlier preview of the same content, if they still hold, else by reading
-// the session's messages that carry a source path twice (gathering, then
-// checking what was gathered against the readable content), kept
+// the session's messages that carry a source path (gathering, and checking
+// what was gathered against the readable content met before it: Settle
+// reads again only where that cannot be told, Recheck all of them), kept
 // afterwards for the next time. Keeping is best effort: a gathering that
 // cannot be stored is made again next time.
 func gather(st *session.Store, pol *policy.Policy, h session.Header, model string, s *redact.Stream) error {
@@ -227,6 +228,9 @@ func gather(st *session.Store, pol *policy.Policy, h session.Header, model strin
 	// for the first preview at 1M against 8.46-9.81 s (pieces decoded on
 	// every core by one reader took 11.7-12.1 s against 9.6-9.8 s).
 	if err := st.SourcedPieces(h.ID, 1, h.Count, gatherPiece, func(b []session.Message, _ bool) error { s.Gather(b); return nil }); err != nil {
+		return err
+	}
+	if err := s.Settle(tally.ReadAt(st, h.ID)); err != nil {
 		return err
 	}
 	if s.Stale() {

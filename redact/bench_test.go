@@ -247,6 +247,7 @@ func BenchmarkGather(b *testing.B) {
 	}
 	pol := benchPolicyWith(b, root, `derived = "redact"`)
 	var fps int
+	var done time.Duration
 	for b.Loop() {
 		g := NewDerivedBuilder("cloud/x", pol)
 		g.Remember()
@@ -254,13 +255,44 @@ func BenchmarkGather(b *testing.B) {
 		for at := 0; at < len(msgs); at += 4096 {
 			g.Add(msgs[at:min(at+4096, len(msgs))])
 		}
+		if err := g.Settle(func(seqs []uint64, fn func([]session.Message)) error {
+			var again []session.Message
+			for _, seq := range seqs {
+				again = append(again, msgs[seq-1])
+			}
+			fn(again)
+			return nil
+		}); err != nil {
+			b.Fatal(err)
+		}
 		if g.Stale() {
 			for at := 0; at < len(msgs); at += 4096 {
 				g.Recheck(msgs[at:min(at+4096, len(msgs))], at+4096 >= len(msgs))
 			}
 		}
+		start := time.Now()
 		d := g.DoneDropping()
+		done += time.Since(start)
 		fps = len(d.fps)
 	}
 	b.ReportMetric(float64(fps), "fingerprints")
+	b.ReportMetric(float64(done.Microseconds())/1000/float64(b.N), "matcher-ms")
+}
+
+// BenchmarkMatcher: the index of a set of fingerprints the size of the UI
+// benchmark's million-message session's (2.15M: a line of code and a word
+// of it from each line of 100,000 withheld reads of 12 lines), which the
+// TUI's first count waits for.
+func BenchmarkMatcher(b *testing.B) {
+	var texts []string
+	for i := range 100_000 {
+		for l := 1; l <= 12; l++ {
+			n := 7 + 10*i
+			texts = append(texts, fmt.Sprintf("func step%d_%d(x int) int { return x*%d + %d }", n, l, l, n%97), fmt.Sprintf("step%d_%d", n, l))
+		}
+	}
+	set := listOf(texts).fpSet
+	for b.Loop() {
+		newWindows(&set)
+	}
 }

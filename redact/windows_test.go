@@ -1,7 +1,9 @@
 package redact
 
 import (
+	"fmt"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -188,4 +190,34 @@ func (w *windows) filed(c int) []filedEntry {
 func derivedOfTexts(texts []string, label string) *Derived {
 	l := listOf(texts)
 	return newDerived(l.fpSet, l.paths, label)
+}
+
+// TestWindowsOnEveryCore: the index made on every core, each on a range of
+// the fingerprints, is the one a single core makes, entry for entry, at
+// full strides and at the smallest.
+func TestWindowsOnEveryCore(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("one core: nothing to share out")
+	}
+	var texts []string
+	for i := range 3000 {
+		texts = append(texts, fmt.Sprintf("func step%d_%d(x int) int { return x*%d }", i, i%12, i%7),
+			fmt.Sprintf("step%d_%d", i, i%12), fmt.Sprintf("k%05d", i), fmt.Sprintf("VALUE_%d_of_the_%dth", i, i%40))
+	}
+	set := listOf(texts).fpSet
+	for _, budget := range []int{windowBudget, 1} {
+		saved, savedMin := windowBudget, fpRangeMin
+		windowBudget = budget
+		fpRangeMin = len(texts)
+		one := newWindows(&set)
+		fpRangeMin = 1
+		if n := len(fpRanges(len(texts))); n < 2 {
+			t.Fatalf("%d ranges", n)
+		}
+		every := newWindows(&set)
+		windowBudget, fpRangeMin = saved, savedMin
+		if !reflect.DeepEqual(one, every) {
+			t.Fatalf("budget %d: the index made on every core differs from one core's", budget)
+		}
+	}
 }

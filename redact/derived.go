@@ -440,6 +440,46 @@ func (c *candidates) add(text, path string, order int64) bool {
 	return added
 }
 
+// addAll adds the fingerprints of the texts gs withheld, at order in the
+// session, and reports whether any was new: all of each group's texts are
+// cut into fingerprints and hashed first (a group on a core of its own),
+// then filed in order, as add files them. Cut as they were filed, a
+// text at a time, the TUI's first count at a million messages took 10.9-12.3 s
+// against 9.5-11.6 s (five rounds, interleaved), though its pieces of
+// the session are small enough to make one group each.
+func (c *candidates) addAll(gs []*gathered, order int64) bool {
+	type cut struct {
+		fp string
+		h  uint64
+		w  int32 // the withheld text of its group it is of
+	}
+	c.init() // the seed the cores hash with
+	cuts := make([][]cut, len(gs))
+	var wg sync.WaitGroup
+	for i, g := range gs {
+		wg.Go(func() {
+			for j, w := range g.withheld {
+				eachFingerprint(w.text, func(fp string) {
+					cuts[i] = append(cuts[i], cut{fp, maphash.String(c.seed, fp), int32(j)})
+				})
+			}
+		})
+	}
+	wg.Wait()
+	added := false
+	for i, g := range gs {
+		met, last := uint32(0), int32(-1)
+		for _, k := range cuts[i] {
+			if k.w != last {
+				w := &g.withheld[k.w]
+				met, last = c.meet(w.path, order+w.order), k.w
+			}
+			added = c.put(k.fp, k.h, met) || added
+		}
+	}
+	return added
+}
+
 // meet notes a withheld text with a fingerprint, of path at order, and
 // returns its number. (A session would need to withhold 4G of them for
 // the numbers to wrap: tens of gigabytes of texts.)
@@ -683,12 +723,7 @@ func (b *DerivedBuilder) Add(msgs []session.Message) {
 		return
 	}
 	gs := gatherAll(msgs, b.model, b.p, b.memo, b.l)
-	added := false
-	for _, g := range gs {
-		for _, w := range g.withheld {
-			added = b.cands.add(w.text, w.path, b.order+w.order) || added
-		}
-	}
+	added := b.cands.addAll(gs, b.order)
 	switch {
 	case !b.late:
 		b.stale = b.stale || added && b.order > 0

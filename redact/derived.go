@@ -700,7 +700,7 @@ type DerivedBuilder struct {
 	memo *Memo
 	// late: the pieces are a whole session from its start, and what Add
 	// meets of readable content is noted in log for Settle (nil once it
-	// has settled, or grown past maxLog).
+	// has settled, or grown past its room, logRoom).
 	late bool
 	log  *allowedLog
 	l    layout // how each piece is shared out across cores

@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"unsafe"
 
 	"github.com/scrim-dev/scrim/session"
 )
@@ -22,7 +23,7 @@ import (
 // by a hash alone. A candidate whose hash was noted but whose text is not
 // there (two texts of one 64-bit hash, under a seed made at random for the
 // gathering) leaves the builder stale, and the session is read again as
-// before; so does a log grown past maxLog.
+// before; so does a log grown past its bound (logRoom).
 
 // allowedLog is the hashes of pieces of readable content, and the Seqs of
 // the messages they are in, in order of noting.
@@ -42,9 +43,17 @@ type logRun struct {
 // per piece of the session stays small.
 const logChunk = 1 << 16
 
-// maxLog bounds the pieces a gathering notes: 32 MiB of hashes. The UI
-// benchmark's million-message session notes 2.4M; one past the bound is
-// read again whole instead.
+// logRoom is how many pieces a log may note beside candidates that take
+// candBytes: as many bytes as half of theirs, or 1 MiB, and at most maxLog
+// (32 MiB). A gathering that withholds much (the UI benchmark's
+// million-message session: 2.26M candidates, over 100 MB) notes all it
+// meets (2.3M pieces, 18 MB) and spares the second read; one that withholds
+// little is read again instead, as cheap beside the rest of it as it was,
+// and its memory stays what it was (the 20,000-message benchmark session
+// met 2.27M pieces of readable content for 21k candidates: a log of 18 MB,
+// where the whole first preview had held 23-25 MiB).
+func logRoom(candBytes int) int { return min(maxLog, max(1<<20, candBytes/2)/8) }
+
 var maxLog = 1 << 22 // a variable for tests
 
 func (l *allowedLog) add(h, seq uint64) {
@@ -79,11 +88,11 @@ func (l *allowedLog) each(fn func(h, seq uint64)) {
 	}
 }
 
-// noteLogs keeps logs, one a group of the last Add, in b's log; past maxLog
-// the log goes, and the session must be read again (Stale).
+// noteLogs keeps logs, one a group of the last Add, in b's log; past its
+// room (logRoom) the log goes, and the session must be read again (Stale).
 func (b *DerivedBuilder) noteLogs(logs []*allowedLog) {
 	for _, l := range logs {
-		if b.log.n+l.n > maxLog {
+		if b.log.n+l.n > logRoom(b.cands.bytes()) {
 			b.log, b.stale = nil, true
 			return
 		}
@@ -194,6 +203,15 @@ func (c *candidates) suspects(log *allowedLog) map[int32]uint64 {
 		}
 	}
 	return out
+}
+
+// bytes is about what c holds: texts, list, slots and meetings.
+func (c *candidates) bytes() int {
+	n := 0
+	for _, ch := range c.text.chunks {
+		n += len(ch)
+	}
+	return n + c.list.n*int(unsafe.Sizeof(candidate{})) + 4*len(c.slots) + 12*len(c.metOrder)
 }
 
 // eachHashed calls fn with each candidate whose text's hash is h.

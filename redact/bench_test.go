@@ -293,6 +293,6 @@ func BenchmarkMatcher(b *testing.B) {
 	}
 	set := listOf(texts).fpSet
 	for b.Loop() {
-		newWindows(&set)
+		newWindows(&set, nil)
 	}
 }

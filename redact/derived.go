@@ -242,6 +242,7 @@ func (d *Derived) Len() int {
 func (d *Derived) Seal() {
 	if d != nil {
 		d.seal(d.win.short)
+		d.win.from = nil
 	}
 }
 
@@ -613,7 +614,7 @@ func build(c *candidates, label string) *Derived {
 	if len(keep) == 0 {
 		return nil
 	}
-	return newDerived(set, paths, label)
+	return newDerived(set, paths, label, nil)
 }
 
 // sortCandidates sorts keep, indexes of candidates, by where they were
@@ -644,9 +645,11 @@ func sortCandidates(c *candidates, keep []int32) {
 	}
 }
 
-// newDerived makes the matcher of set, whose fingerprints name paths.
-func newDerived(set fpSet, paths []string, label string) *Derived {
-	d := &Derived{label: label, fpSet: set, paths: paths, places: make([]string, len(paths)), win: newWindows(&set), shorter: set.lenOf(0)}
+// newDerived makes the matcher of set, whose fingerprints name paths; from,
+// if not nil, is where each fingerprint's windows start, as a kept
+// gathering says (windows.from).
+func newDerived(set fpSet, paths []string, label string, from []uint16) *Derived {
+	d := &Derived{label: label, fpSet: set, paths: paths, places: make([]string, len(paths)), win: newWindows(&set, from), shorter: set.lenOf(0)}
 	for i, p := range paths {
 		d.places[i] = Placeholder(p, label)
 	}

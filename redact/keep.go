@@ -3,6 +3,7 @@ package redact
 import (
 	"encoding/binary"
 	"errors"
+	"math"
 	"math/bits"
 	"slices"
 
@@ -12,12 +13,12 @@ import (
 // gatherRules names the rules a gathering is made with: how fingerprints
 // are cut (fingerprint.go) and which content counts as withheld or as
 // readable (chunk.go, derived.go). A kept gathering made with other rules is
-// not taken: change it with any of them.
-const gatherRules = 2
+// not taken: change it with any of them, or with what it keeps.
+const gatherRules = 3
 
 // Gathered encodes what the Stream's gathering found, to keep beside the
-// session: the fingerprints, each with its path, and every path decision
-// they rest on (the decision of each path the session names). A later
+// session: the fingerprints, each with its path and where its windows
+// start (windows.from), and every path decision they rest on (the decision of each path the session names). A later
 // Stream of the same content, for the same tier, takes it with Resume
 // instead of reading the session twice more. The encoding is appended to
 // b; it is nil for a tier that gathers nothing, or when the result would
@@ -66,9 +67,12 @@ func encodeGathered(b []byte, most int, m *Memo, d *Derived) []byte {
 			}
 			at[k] = i
 		}
+		if len(d.win.from) != fps {
+			return nil
+		}
 		for i, f := range d.fps {
 			n := d.lenOf(int32(i))
-			size += uvarintLen(uint64(n)) + n + uvarintLen(at[f.path])
+			size += uvarintLen(uint64(n)) + n + uvarintLen(at[f.path]) + uvarintLen(uint64(d.win.from[i]))
 		}
 	}
 	size += uvarintLen(uint64(fps))
@@ -86,6 +90,7 @@ func encodeGathered(b []byte, most int, m *Memo, d *Derived) []byte {
 	for k := range fps {
 		b = appendString(b, d.textOf(int32(k)))
 		b = binary.AppendUvarint(b, at[d.fps[k].path])
+		b = binary.AppendUvarint(b, uint64(d.win.from[k]))
 	}
 	return b
 }
@@ -130,7 +135,7 @@ func ResumeDerived(kept []byte, model string, p *policy.Policy) (*Derived, bool)
 // decisions stay made); it fails if one differs from the kept one. What it
 // returns holds on to kept, which must not be changed.
 func resume(kept []byte, p *policy.Policy, tier *policy.Tier, m *Memo) (*Derived, bool) {
-	paths, allowed, l, err := decodeGathered(kept)
+	paths, allowed, l, from, err := decodeGathered(kept)
 	if err != nil {
 		return nil, false
 	}
@@ -154,7 +159,7 @@ func resume(kept []byte, p *policy.Policy, tier *policy.Tier, m *Memo) (*Derived
 	// Nothing encodes a resumed gathering again: kept goes once the
 	// index is made (on the 20k benchmark session, 2 of the 6.6 MB its
 	// preview held beside show's).
-	derived := newDerived(l.fpSet, l.paths, tier.Label)
+	derived := newDerived(l.fpSet, l.paths, tier.Label, from)
 	derived.Seal()
 	return derived, true
 }
@@ -191,9 +196,9 @@ func (s *Stream) finishGather() {
 
 var errGathered = errors.New("kept gathering cannot be read")
 
-func decodeGathered(b []byte) (paths []string, allowed []bool, l fpList, err error) {
+func decodeGathered(b []byte) (paths []string, allowed []bool, l fpList, from []uint16, err error) {
 	if len(b) == 0 || b[0] != gatherRules {
-		return nil, nil, l, errGathered
+		return nil, nil, l, nil, errGathered
 	}
 	r := keptReader{b: b[1:]}
 	n := r.count()
@@ -217,8 +222,8 @@ func decodeGathered(b []byte) (paths []string, allowed []bool, l fpList, err err
 	for range m {
 		text := r.bytes()
 		off := len(b) - len(r.b) - len(text)
-		i := r.uvarint()
-		if r.err == nil && (i >= uint64(len(paths)) || len(text) == 0) {
+		i, o := r.uvarint(), r.uvarint()
+		if r.err == nil && (i >= uint64(len(paths)) || len(text) == 0 || o > math.MaxUint16) {
 			r.err = errGathered
 		}
 		if r.err != nil {
@@ -236,12 +241,13 @@ func decodeGathered(b []byte) (paths []string, allowed []bool, l fpList, err err
 			cut()
 		}
 		l.fps = append(l.fps, fingerprint{text: at, path: l.pathIndex(paths[i])})
+		from = append(from, uint16(o))
 	}
 	cut()
 	if r.err != nil || len(r.b) != 0 {
-		return nil, nil, fpList{}, errGathered
+		return nil, nil, fpList{}, nil, errGathered
 	}
-	return paths, allowed, l, nil
+	return paths, allowed, l, from, nil
 }
 
 func appendString(b []byte, s string) []byte {

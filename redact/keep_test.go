@@ -1,10 +1,13 @@
 package redact
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -128,7 +131,7 @@ func TestKeptGatheringChunks(t *testing.T) {
 	d := derivedOfTexts(texts, "kept")
 	m := &Memo{verdicts: map[string]verdict{"/p": {allowed: false}}}
 	kept := encodeGathered(nil, math.MaxInt, m, d)
-	_, _, l, err := decodeGathered(kept)
+	_, _, l, _, err := decodeGathered(kept)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,5 +145,50 @@ func TestKeptGatheringChunks(t *testing.T) {
 		if got := l.textOf(int32(i)); got != want {
 			t.Fatalf("text %d (%d bytes) reads back as %d bytes", i, len(want), len(got))
 		}
+	}
+}
+
+// TestKeptGatheringFilesAsBefore: a kept gathering keeps where each
+// fingerprint's windows start, so that the index made when it is resumed
+// is, entry for entry, the one made when it was gathered, without counting
+// every window again; a place that does not fit its fingerprint is not
+// taken, and the places are decided afresh.
+func TestKeptGatheringFilesAsBefore(t *testing.T) {
+	var texts []string
+	for i := range 3000 {
+		texts = append(texts, fmt.Sprintf("func step%d_%d(x int) int { return x*%d }", i, i%12, i%7),
+			fmt.Sprintf("step%d_%d", i, i%12), fmt.Sprintf("k%05d", i), fmt.Sprintf("VALUE_%d_of_the_%dth", i, i%40))
+	}
+	d := derivedOfTexts(texts, "kept")
+	m := &Memo{verdicts: map[string]verdict{"/p": {allowed: false}}}
+	kept := encodeGathered(nil, math.MaxInt, m, d)
+	_, _, l, from, err := decodeGathered(kept)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(from, d.win.from) {
+		t.Fatal("the places read back are not the ones kept")
+	}
+	if w := newWindows(&l.fpSet, from); !reflect.DeepEqual(w.entries, d.win.entries) || !reflect.DeepEqual(w.dir, d.win.dir) || !reflect.DeepEqual(w.filter, d.win.filter) {
+		t.Fatal("resumed, the index differs from the one gathered")
+	}
+	allocated := func(from []uint16) uint64 {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		newWindows(&l.fpSet, from)
+		runtime.ReadMemStats(&after)
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	if afresh, resumed := allocated(nil), allocated(from); resumed+200<<10 > afresh {
+		t.Fatalf("resumed, the index took %d bytes to make, afresh %d: the windows were counted again", resumed, afresh)
+	}
+	bad := slices.Clone(from)
+	bad[0] = math.MaxUint16
+	if w := newWindows(&l.fpSet, bad); !reflect.DeepEqual(w.entries, d.win.entries) || !slices.Equal(w.from, d.win.from) {
+		t.Fatal("a place past its fingerprint was taken")
+	}
+	d.Seal()
+	if d.win.from != nil || encodeGathered(nil, math.MaxInt, m, d) != nil {
+		t.Fatal("sealed, the places are still held, or the set encoded")
 	}
 }

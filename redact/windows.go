@@ -50,6 +50,11 @@ type windows struct {
 	entries []entry
 	k       [len(windowClasses)]int // each class's stride (windowClasses', or less: windowBudget)
 	short   []int32                 // fingerprints shorter than any window: searched for plainly
+	// from is, for each fingerprint, where the first window it is filed
+	// under starts (windowCounts.rarest): a kept gathering keeps it, so
+	// that resuming it files each the same way without estimating again
+	// how common every window is. Let go with the texts (fpSet.seal).
+	from []uint16
 }
 
 // entry is a window of a fingerprint filed under its hash, with 16 more
@@ -166,7 +171,7 @@ func hash6(b []byte, i int) uint64 {
 // strides, 92 MB).
 var windowBudget = 1 << 20 // a variable for tests
 
-func newWindows(set *fpSet) windows {
+func newWindows(set *fpSet, from []uint16) windows {
 	fps := set.fps
 	var w windows
 	// The strides: windowClasses' own, divided by shrink for a big set.
@@ -193,13 +198,18 @@ func newWindows(set *fpSet) windows {
 			break
 		}
 	}
-	common := newWindowCounts(set, classOf)
-	// Where each fingerprint's windows start (windowCounts.rarest), and
-	// how many entries each class gets. What follows runs on every core,
-	// each on a range of the fingerprints: on the UI benchmark's million-
-	// message session (2.15M fingerprints) the index took 1.5 s on one,
-	// while the TUI's first count waited for it.
-	from := make([]uint16, len(fps))
+	// Where each fingerprint's windows start (windowCounts.rarest, unless
+	// from, a kept gathering's, says: a resumed gathering does not count
+	// its windows again, whose table was the peak of a warm preview's
+	// memory on the 20k benchmark session, 2 of 14.5 MiB), and how many
+	// entries each class gets. What follows runs on every core, each on a
+	// range of the fingerprints: on the UI benchmark's million-message
+	// session (2.15M fingerprints) the index took 1.5 s on one, while the
+	// TUI's first count waited for it.
+	var common windowCounts
+	if !fitsWindows(set, from, classOf) {
+		from, common = make([]uint16, len(fps)), newWindowCounts(set, classOf)
+	}
 	ranges := fpRanges(len(fps))
 	shorts := make([][]int32, len(ranges))
 	counts := make([][len(windowClasses) + 1]int, len(ranges))
@@ -211,7 +221,9 @@ func newWindows(set *fpSet) windows {
 				shorts[r] = append(shorts[r], int32(i))
 				continue
 			}
-			from[i] = uint16(common.rarest(set.bytesOf(int32(i)), c, k))
+			if common.n != nil {
+				from[i] = uint16(common.rarest(set.bytesOf(int32(i)), c, k))
+			}
 			n[c+1] += k
 		}
 		counts[r] = n
@@ -237,7 +249,7 @@ func newWindows(set *fpSet) windows {
 	// them as they came and copying held the index up to three times over
 	// while it was built (at 1M messages, the peak of a first preview's
 	// memory).
-	w.entries = make([]entry, at[len(windowClasses)])
+	w.entries, w.from = make([]entry, at[len(windowClasses)]), from
 	each := func(fn func(c int, h uint64, e entry)) {
 		eachRange(ranges, func(_ int, lo, hi int) {
 			for i := lo; i < hi; i++ {
@@ -298,6 +310,22 @@ func newWindows(set *fpSet) windows {
 		}
 	}
 	return w
+}
+
+// fitsWindows reports whether from, given with a kept gathering, says for
+// each fingerprint of set a place its windows fit in: one a core decided,
+// or a gathering damaged in a way its reading does not tell.
+func fitsWindows(set *fpSet, from []uint16, classOf func(int) (int, int)) bool {
+	if len(from) != len(set.fps) {
+		return false
+	}
+	for i, o := range from {
+		n := set.lenOf(int32(i))
+		if c, k := classOf(n); c >= 0 && int(o)+k-1+windowClasses[c].w > n {
+			return false
+		}
+	}
+	return true
 }
 
 // fpRanges cuts n fingerprints into a range a core, of fpRangeMin at least

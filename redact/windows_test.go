@@ -89,7 +89,7 @@ func TestWindowsFiledWhereFingerprintsDiffer(t *testing.T) {
 		fps = append(fps, own+middle+strings.ToLower(own))
 	}
 	set := listOf(fps).fpSet
-	w := newWindows(&set)
+	w := newWindows(&set, nil)
 	behind := map[uint64]int{}
 	for _, e := range w.filed(0) {
 		behind[e.tag]++
@@ -189,7 +189,7 @@ func (w *windows) filed(c int) []filedEntry {
 // derivedOfTexts is the matcher of texts, all of one path.
 func derivedOfTexts(texts []string, label string) *Derived {
 	l := listOf(texts)
-	return newDerived(l.fpSet, l.paths, label)
+	return newDerived(l.fpSet, l.paths, label, nil)
 }
 
 // TestWindowsOnEveryCore: the index made on every core, each on a range of
@@ -209,12 +209,12 @@ func TestWindowsOnEveryCore(t *testing.T) {
 		saved, savedMin := windowBudget, fpRangeMin
 		windowBudget = budget
 		fpRangeMin = len(texts)
-		one := newWindows(&set)
+		one := newWindows(&set, nil)
 		fpRangeMin = 1
 		if n := len(fpRanges(len(texts))); n < 2 {
 			t.Fatalf("%d ranges", n)
 		}
-		every := newWindows(&set)
+		every := newWindows(&set, nil)
 		windowBudget, fpRangeMin = saved, savedMin
 		if !reflect.DeepEqual(one, every) {
 			t.Fatalf("budget %d: the index made on every core differs from one core's", budget)

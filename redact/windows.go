@@ -92,13 +92,15 @@ func entryCheck(b []byte, start, n int) uint16 {
 // smaller strides. The shortest fingerprint (a value) is minValue bytes;
 // one of exactly that length is searched for plainly (a stride of 1 for so
 // few was more than half of all the places hashed). The longest windows
-// are taken every 4 bytes, not 8: a fingerprint is filed under as many
+// are taken every 2 bytes, not 8: a fingerprint is filed under as many
 // windows as its class's stride, and with the texts of a sealed set gone
-// (fpSet.seal) the index is most of what a preview holds; on the 20k
-// benchmark session, 21k fingerprints of about 80 bytes, 1.5 MB instead
-// of 3.0, and at 1M messages the preview's time is the same within the
-// noise (the places hashed for these are few beside the short classes').
-var windowClasses = [...]struct{ w, k int }{{32, 4}, {24, 4}, {16, 4}, {8, 4}, {minValue, 2}}
+// (fpSet.seal) the index is most of what a preview holds beside show's; on
+// the 20k benchmark session, 21k fingerprints of about 80 bytes, the warm
+// preview held 13.0-13.9 MiB with a stride of 2 against 14.0-14.7 with 4
+// (three rounds, interleaved; 3.0 MB of index with 8), and at 1M messages
+// the preview's time is the same within the noise (the places hashed for
+// these are few beside the short classes').
+var windowClasses = [...]struct{ w, k int }{{32, 2}, {24, 4}, {16, 4}, {8, 4}, {minValue, 2}}
 
 // windowHash is the hash of the window of class c at b[i:] (in bounds): its
 // top bits depend on every byte of the window, and so do its low bits,

@@ -52,12 +52,15 @@ func (p *Policy) NewBatch(t *Tier) *Batch {
 // first rather than after an lstat each for the others. It is a hint: the
 // answers are the same without it.
 func (b *Batch) Expect(paths []string) {
-	b.expect = map[string]int{}
+	expect := map[string]int{}
 	for _, p := range paths {
 		if _, dir, _, ok := batchSplit(p); ok {
-			b.expect[dir]++
+			expect[dir]++
 		}
 	}
+	b.mu.Lock()
+	b.expect = expect
+	b.mu.Unlock()
 }
 
 // Decide is Policy.Decide with folder resolutions shared across the batch.
@@ -121,12 +124,13 @@ func batchSplit(path string) (lex, dir, name string, ok bool) {
 func (b *Batch) folder(dir string) *folder {
 	b.mu.RLock()
 	f, ok := b.dirs[dir]
+	many := b.expect[dir] >= listFrom
 	b.mu.RUnlock()
 	if ok {
 		return f
 	}
 	f = &folder{}
-	if b.expect[dir] >= listFrom {
+	if many {
 		f.asked.Store(listFrom - 1)
 	}
 	f.path, f.err = canonicalAbs(dir)

@@ -140,3 +140,45 @@ func TestBatchListingAgreesWithDecide(t *testing.T) {
 		}
 	}
 }
+
+// A batch is safe for concurrent use: passes that share one (the pieces of
+// a gathering prepared on every core, the steps of a count) tell it what is
+// coming while others are deciding (run with -race).
+func TestBatchExpectWhileDeciding(t *testing.T) {
+	root := t.TempDir()
+	var paths []string
+	for i := range 40 {
+		p := filepath.Join(root, fmt.Sprintf("d%d", i%4), fmt.Sprintf("f%d", i))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	p, err := Parse([]byte("default_tier = \"t\"\n[tiers.t]\nlabel = \"t\"\nread = [\""+root+"/**\"]\ndeny = [\"**/d3/**\"]\n"), filepath.Join(root, "p.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tier := p.Tiers["t"]
+	b := p.NewBatch(tier)
+	done := make(chan bool)
+	for g := range 4 {
+		go func() {
+			ok := true
+			for round := range 20 {
+				b.Expect(paths[(g+round)%len(paths):])
+				for _, path := range paths {
+					ok = ok && b.Decide(path).Allowed == p.Decide(tier, path).Allowed
+				}
+			}
+			done <- ok
+		}()
+	}
+	for range 4 {
+		if !<-done {
+			t.Error("a batch shared by goroutines decided a path otherwise than Decide")
+		}
+	}
+}

@@ -441,32 +441,38 @@ func (c *candidates) add(text, path string, order int64) bool {
 	return added
 }
 
-// addAll adds the fingerprints of the texts gs withheld, at order in the
-// session, and reports whether any was new: all of each group's texts are
-// cut into fingerprints and hashed first (a group on a core of its own),
-// then filed in order, as add files them. Cut as they were filed, a
-// text at a time, the TUI's first count at a million messages took 10.9-12.3 s
-// against 9.5-11.6 s (five rounds, interleaved), though its pieces of
-// the session are small enough to make one group each.
-func (c *candidates) addAll(gs []*gathered, order int64) bool {
-	type cut struct {
-		fp string
-		h  uint64
-		w  int32 // the withheld text of its group it is of
-	}
-	c.init() // the seed the cores hash with
+// cut is a fingerprint cut from a withheld text, hashed.
+type cut struct {
+	fp string
+	h  uint64
+	w  int32 // the withheld text of its group it is of
+}
+
+// cutAll cuts the texts each of gs withheld into fingerprints, and hashes
+// them with seed, a group on a core of its own. It touches no candidates:
+// a piece of a session is cut while the one before it is filed.
+func cutAll(gs []*gathered, seed maphash.Seed) [][]cut {
 	cuts := make([][]cut, len(gs))
 	var wg sync.WaitGroup
 	for i, g := range gs {
 		wg.Go(func() {
 			for j, w := range g.withheld {
 				eachFingerprint(w.text, func(fp string) {
-					cuts[i] = append(cuts[i], cut{fp, maphash.String(c.seed, fp), int32(j)})
+					cuts[i] = append(cuts[i], cut{fp, maphash.String(seed, fp), int32(j)})
 				})
 			}
 		})
 	}
 	wg.Wait()
+	return cuts
+}
+
+// fileAll adds the fingerprints cutAll cut of the texts gs withheld, at
+// order in the session, in order, as add files them, and reports whether
+// any was new. Filed as each was cut, a text at a time, the TUI's first
+// count at a million messages took 10.9-12.3 s against 9.5-11.6 s with
+// all of a piece cut first (five rounds, interleaved).
+func (c *candidates) fileAll(gs []*gathered, cuts [][]cut, order int64) bool {
 	added := false
 	for i, g := range gs {
 		met, last := uint32(0), int32(-1)
@@ -496,7 +502,10 @@ func (c *candidates) hash(s string) uint64 {
 
 func (c *candidates) init() {
 	if c.slots == nil {
-		c.seed, c.slots, c.slotBits = maphash.MakeSeed(), make([]uint32, 16), 4
+		if c.seed == (maphash.Seed{}) {
+			c.seed = maphash.MakeSeed()
+		}
+		c.slots, c.slotBits = make([]uint32, 16), 4
 	}
 }
 
@@ -714,6 +723,7 @@ type DerivedBuilder struct {
 func NewDerivedBuilder(model string, p *policy.Policy) *DerivedBuilder {
 	tier, _ := p.TierFor(model)
 	b := &DerivedBuilder{model: model, p: p, on: tier.RedactsDerived(), l: defaultLayout}
+	b.cands.seed = maphash.MakeSeed() // fixed from now on: Prepare hashes with it
 	if tier != nil {
 		b.label = tier.Label
 	}
@@ -721,12 +731,40 @@ func NewDerivedBuilder(model string, p *policy.Policy) *DerivedBuilder {
 }
 
 // Add gathers from msgs, the next messages of the session.
-func (b *DerivedBuilder) Add(msgs []session.Message) {
+func (b *DerivedBuilder) Add(msgs []session.Message) { b.AddPrepared(b.Prepare(msgs)) }
+
+// Prepared is a piece of a session made ready to be gathered from
+// (Prepare): its path pass run, and its withheld texts cut into
+// fingerprints.
+type Prepared struct {
+	n    int // messages
+	gs   []*gathered
+	cuts [][]cut
+}
+
+// Prepare readies msgs, the next messages of the session, for AddPrepared.
+// It touches nothing AddPrepared changes, so the readers of a session's
+// pieces prepare them on every core while the pieces before them are
+// added (session.Store.SourcedPiecesPrepared): run in turn on the one core
+// pieces come to, the path pass and the cutting were 1.5 of that core's
+// 3.3 s of CPU in the TUI's first gathering at a million messages, while
+// the other core was idle a third of the time.
+func (b *DerivedBuilder) Prepare(msgs []session.Message) *Prepared {
 	if !b.on || len(msgs) == 0 {
-		return
+		return nil
 	}
 	gs := gatherAll(msgs, b.model, b.p, b.memo, b.l)
-	added := b.cands.addAll(gs, b.order)
+	return &Prepared{n: len(msgs), gs: gs, cuts: cutAll(gs, b.cands.seed)}
+}
+
+// AddPrepared gathers from p, the next messages of the session, prepared by
+// Prepare.
+func (b *DerivedBuilder) AddPrepared(p *Prepared) {
+	if !b.on || p == nil {
+		return
+	}
+	gs := p.gs
+	added := b.cands.fileAll(gs, p.cuts, b.order)
 	switch {
 	case !b.late:
 		b.stale = b.stale || added && b.order > 0
@@ -742,7 +780,7 @@ func (b *DerivedBuilder) Add(msgs []session.Message) {
 		b.cands.check(allowedOf(gs), logs)
 		b.noteLogs(logs)
 	}
-	b.order += int64(len(msgs)) << 16
+	b.order += int64(p.n) << 16
 }
 
 // CheckLate, on, says the pieces added are a whole session from its start:

@@ -62,6 +62,20 @@ func (s *Stream) Gather(msgs []session.Message) {
 	s.gather.Add(msgs)
 }
 
+// Prepare readies msgs, the session's next batch, for GatherPrepared, on
+// any goroutine, while the batches before it are gathered from
+// (DerivedBuilder.Prepare).
+func (s *Stream) Prepare(msgs []session.Message) *Prepared {
+	s.mustGather()
+	return s.gather.Prepare(msgs)
+}
+
+// GatherPrepared is Gather of a batch Prepare readied.
+func (s *Stream) GatherPrepared(p *Prepared) {
+	s.mustGather()
+	s.gather.AddPrepared(p)
+}
+
 // Settle, after the first pass, checks the fingerprints gathered against
 // the content the tier may read that the pass met before them, reading
 // again, through read, only the messages where one may be

@@ -179,13 +179,22 @@ func (s *Store) ScanSourced(id string, from, to uint64, fn func(m *Message) erro
 // (9 KB a message), four pieces of 1,024 messages in flight were 32 MB of
 // decoded text, three times all that `scrim show` holds.
 func (s *Store) SourcedPieces(id string, from, to, piece uint64, fn func(msgs []Message, last bool) error) error {
+	return s.SourcedPiecesPrepared(id, from, to, piece, nil, func(msgs []Message, _ any, last bool) error { return fn(msgs, last) })
+}
+
+// SourcedPiecesPrepared is SourcedPieces with the work on a piece that does
+// not have to wait for the pieces before it, prepare (nil: none), done by
+// the reader that read it, on every core; fn takes each piece with what
+// prepare made of it, in order.
+func (s *Store) SourcedPiecesPrepared(id string, from, to, piece uint64, prepare func(msgs []Message) any, fn func(msgs []Message, prepared any, last bool) error) error {
 	if from > to || piece == 0 {
 		return nil
 	}
 	type read struct {
-		msgs []Message
-		last bool
-		err  error
+		msgs     []Message
+		prepared any
+		last     bool
+		err      error
 	}
 	readers := runtime.GOMAXPROCS(0)
 	// ahead holds a place for each piece taken and not yet handed to fn:
@@ -252,6 +261,9 @@ func (s *Store) SourcedPieces(id string, from, to, piece uint64, fn func(msgs []
 				mu.Lock()
 				spanned, seen = spanned+hi-lo+1, seen+n
 				mu.Unlock()
+				if r.err == nil && prepare != nil {
+					r.prepared = prepare(r.msgs)
+				}
 				c <- r
 			}
 		}()
@@ -260,7 +272,7 @@ func (s *Store) SourcedPieces(id string, from, to, piece uint64, fn func(msgs []
 		r := <-c
 		<-ahead
 		if r.err == nil {
-			r.err = fn(r.msgs, r.last)
+			r.err = fn(r.msgs, r.prepared, r.last)
 		}
 		if r.err != nil || r.last {
 			return r.err

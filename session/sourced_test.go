@@ -109,6 +109,27 @@ func TestSourcedReads(t *testing.T) {
 		t.Fatalf("SourcedPieces of 4 KiB: %d messages in %d pieces (%d last; the widest spans %d), want %d in 40 or more of at most 200",
 			len(pieced), pieces, lasts, widest, len(want))
 	}
+	// What prepare makes of a piece, on its reader's core, comes with
+	// that piece: here, its Seqs.
+	prepared := 0
+	if err := s.SourcedPiecesPrepared(h.ID, 1, 5000, 100, func(msgs []Message) any {
+		seqs := make([]uint64, len(msgs))
+		for i := range msgs {
+			seqs[i] = msgs[i].Seq
+		}
+		return seqs
+	}, func(msgs []Message, p any, _ bool) error {
+		seqs := p.([]uint64)
+		for i := range msgs {
+			if msgs[i].Seq != seqs[i] {
+				return fmt.Errorf("a piece from %d came with what was prepared of a piece from %d", msgs[0].Seq, seqs[0])
+			}
+		}
+		prepared += len(seqs)
+		return nil
+	}); err != nil || prepared != len(want) {
+		t.Fatalf("SourcedPiecesPrepared: %v, %d messages prepared, want %d", err, prepared, len(want))
+	}
 	stopped := errors.New("stop")
 	calls := 0
 	if err := s.SourcedPieces(h.ID, 1, 5000, 100, func([]Message, bool) error {

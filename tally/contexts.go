@@ -163,7 +163,12 @@ func (x *Contexts) fingerprints(st *session.Store, pol *policy.Policy, sid, mode
 		e.b.CheckLate(true)
 		defer func() { e.b.Forget(); e.b.CheckLate(false) }()
 	}
-	if err := eachSourced(st, sid, e.upto+1, h.Count, func(msgs []session.Message, _ bool) { e.b.Add(msgs) }); err != nil {
+	err = st.SourcedPiecesPrepared(sid, e.upto+1, h.Count, gatherPiece, func(msgs []session.Message) any { return e.b.Prepare(msgs) },
+		func(_ []session.Message, p any, _ bool) error {
+			e.b.AddPrepared(p.(*redact.Prepared))
+			return nil
+		})
+	if err != nil {
 		return fail(err)
 	}
 	if whole {

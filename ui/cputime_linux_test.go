@@ -1,6 +1,10 @@
 package ui
 
-import "golang.org/x/sys/unix"
+import (
+	"time"
+
+	"golang.org/x/sys/unix"
+)
 
 // threadCPU is the CPU time the calling OS thread has used. On a shared,
 // loaded machine a step's wall time includes the time the thread waited for
@@ -11,4 +15,13 @@ func threadCPU() (ns int64, ok bool) {
 		return 0, false
 	}
 	return ru.Utime.Nano() + ru.Stime.Nano(), true
+}
+
+// cpuTime is the CPU time the process has used, every thread of it.
+func cpuTime() time.Duration {
+	var ru unix.Rusage
+	if unix.Getrusage(unix.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

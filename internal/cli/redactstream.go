@@ -43,10 +43,11 @@ const (
 // read, and the records that could not be decoded (left out, as the store
 // leaves them out of a whole load).
 //
-// For a tier with derived = "redact", the session is read twice before:
-// once to gather the fingerprints of what the tier withholds of all of it,
-// once more, if there are any, to check them against all content the tier
-// may read; for secrets = "redact", each
+// For a tier with derived = "redact", the session is read before, to
+// gather the fingerprints of what the tier withholds of all of it and check
+// them against all content the tier may read (a second time only where a
+// fingerprint met late cannot be checked from the first read's log: see
+// gather); for secrets = "redact", each
 // batch's credentials come from the store (secrets.Lookup), scanned and
 // kept there where they are not. Each pass reads the session up to the
 // message count h had when the command started: a message appended
@@ -69,10 +70,15 @@ func streamRedacted(st *session.Store, pol *policy.Policy, h session.Header, mod
 	// fn writes a batch on a goroutine of its own while the next one is
 	// redacted: on one goroutine, at 1M messages, the JSON encoding (a
 	// sixth of the preview's CPU with derived = "redact") ran with the
-	// other core idle but for the reader.
+	// other core idle but for the reader. Each batch is redacted on a
+	// goroutine of its own too (redact.Stream.Start), while the next is
+	// read and started: a batch is a few long tool results at most, and
+	// the derived filter of one at a time held a warm preview at 1M
+	// messages to one core for most of its time.
 	type redacted struct {
-		stored, sent []session.Message
-		release      func()
+		stored  []session.Message
+		sent    func() []session.Message
+		release func()
 	}
 	out := make(chan redacted)
 	written := make(chan error, 1)
@@ -80,8 +86,9 @@ func streamRedacted(st *session.Store, pol *policy.Policy, h session.Header, mod
 	go func() {
 		var err error
 		for r := range out {
+			sent := r.sent() // in order: it takes the batch's report into the session's
 			if err == nil {
-				if err = fn(r.stored, r.sent); err != nil {
+				if err = fn(r.stored, sent); err != nil {
 					failed.Store(true)
 				}
 			}
@@ -95,7 +102,7 @@ func streamRedacted(st *session.Store, pol *policy.Policy, h session.Header, mod
 			return errStopped // fn's error is the one to tell
 		}
 		read += len(b)
-		out <- redacted{b, s.Next(b, found), release}
+		out <- redacted{b, s.Start(b, found), release}
 		return nil
 	})
 	close(out)

@@ -60,11 +60,8 @@ func allowedOf(gs []*gathered) [][]allowedText {
 // something to look for.
 func derivedOf(gs []*gathered, label string) *Derived {
 	var c candidates
-	for _, g := range gs {
-		for _, w := range g.withheld {
-			c.add(w.text, w.path, w.order)
-		}
-	}
+	c.init()
+	c.fileAll(gs, cutAll(gs, c.seed), 0)
 	if c.list.n == 0 {
 		return nil
 	}

@@ -316,7 +316,7 @@ func withSnapshot(dir string, fn func(db *badger.DB, openErr error) error) error
 	if _, err := os.Stat(dir); err != nil {
 		return fmt.Errorf("no session store at %s: %w", dir, err)
 	}
-	lk, err := lockDir(dir)
+	lk, err := whileInUse(func() (*dirLock, error) { return lockDir(dir) }) // as Open does
 	if err != nil {
 		return err
 	}

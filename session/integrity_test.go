@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/dgraph-io/badger/v4"
 )
@@ -301,6 +302,40 @@ func TestSecondOpenInUse(t *testing.T) {
 	s2.Close()
 	if err := s2.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
+	}
+}
+
+// A lock held for a moment (a child process another goroutine is starting
+// holds a copy of every descriptor from fork until exec) is waited out by
+// a check and a repair as by Open; one that lasts is still refused.
+func TestCheckWaitsOutABriefLock(t *testing.T) {
+	s := openTemp(t)
+	dir := s.Dir()
+	s.Close()
+	hold := func(d time.Duration) {
+		t.Helper()
+		lk, err := lockDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			time.Sleep(d)
+			lk.unlock()
+		}()
+	}
+	hold(50 * time.Millisecond)
+	if _, err := Check(dir); err != nil {
+		t.Fatalf("check beside a lock held for 50 ms: %v", err)
+	}
+	hold(50 * time.Millisecond)
+	rep, err := Repair(dir, time.Now())
+	if err != nil {
+		t.Fatalf("repair beside a lock held for 50 ms: %v", err)
+	}
+	os.RemoveAll(rep.To)
+	hold(2 * time.Second)
+	if _, err := Check(dir); !errors.Is(err, ErrInUse) {
+		t.Fatalf("check beside a lock held for good: %v", err)
 	}
 }
 

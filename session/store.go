@@ -126,15 +126,20 @@ func options(dir string) badger.Options {
 // by another process (ErrInUse), written by a newer scrim (ErrNewerSchema),
 // or holding other files (ErrNotStore).
 func Open(dir string) (*Store, error) {
-	// A store this process has just closed can still read as locked for a
-	// moment: flock locks belong to the open file, and a child process
-	// that another goroutine is starting holds a copy of every descriptor
-	// from fork until exec. So "in use" is only believed once it lasts.
+	return whileInUse(func() (*Store, error) { return open(dir) })
+}
+
+// whileInUse calls try again while it fails with ErrInUse, for up to half
+// a second. A store this process has just closed can still read as locked
+// for a moment: flock locks belong to the open file, and a child process
+// that another goroutine is starting holds a copy of every descriptor from
+// fork until exec. So "in use" is only believed once it lasts.
+func whileInUse[T any](try func() (T, error)) (T, error) {
 	wait := 5 * time.Millisecond
 	for deadline := time.Now().Add(500 * time.Millisecond); ; wait *= 2 {
-		s, err := open(dir)
+		v, err := try()
 		if !errors.Is(err, ErrInUse) || time.Now().Add(wait).After(deadline) {
-			return s, err
+			return v, err
 		}
 		time.Sleep(wait)
 	}

@@ -481,11 +481,6 @@ func (c *candidates) meet(path string, order int64) uint32 {
 	return uint32(len(c.metOrder) - 1)
 }
 
-func (c *candidates) hash(s string) uint64 {
-	c.init()
-	return maphash.String(c.seed, s)
-}
-
 func (c *candidates) init() {
 	if c.slots == nil {
 		if c.seed == (maphash.Seed{}) {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"hash/maphash"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -489,4 +490,10 @@ func TestSortCandidates(t *testing.T) {
 			t.Errorf("%s: sorted differently", name)
 		}
 	}
+}
+
+// hash is the hash candidates file s under, the slots made if none are.
+func (c *candidates) hash(s string) uint64 {
+	c.init()
+	return maphash.String(c.seed, s)
 }

@@ -75,9 +75,18 @@ func (l *allowedLog) merge(o *allowedLog) {
 }
 
 // each calls fn with every piece noted, in order, and its message's Seq.
-func (l *allowedLog) each(fn func(h, seq uint64)) {
-	r, i := 0, 0
-	for _, c := range l.hashes {
+func (l *allowedLog) each(fn func(h, seq uint64)) { l.eachIn(0, len(l.hashes), fn) }
+
+// eachIn is each for the pieces of chunks lo to hi-1 only.
+func (l *allowedLog) eachIn(lo, hi int, fn func(h, seq uint64)) {
+	i := 0 // the first piece's place in the log
+	for _, c := range l.hashes[:lo] {
+		i += len(c)
+	}
+	// The run of that piece's message: the last to start at or before it.
+	r, _ := slices.BinarySearchFunc(l.runs, i+1, func(a logRun, at int) int { return a.from - at })
+	r--
+	for _, c := range l.hashes[lo:hi] {
 		for _, h := range c {
 			for r+1 < len(l.runs) && l.runs[r+1].from <= i {
 				r++
@@ -147,49 +156,20 @@ func (c *candidates) suspects(log *allowedLog) map[int32]uint64 {
 	if c.list.n == 0 || log.n == 0 {
 		return nil
 	}
-	// The log's chunks shared out between the cores, each with the Seq of
-	// its first piece's message.
-	type share struct {
-		chunks [][]uint64
-		runs   []logRun
-		from   int
-	}
+	// The log's chunks shared out between the cores.
 	workers := min(len(log.hashes), runtime.GOMAXPROCS(0))
-	shares := make([]share, workers)
-	at := 0
-	for w := range workers {
-		lo, hi := len(log.hashes)*w/workers, len(log.hashes)*(w+1)/workers
-		n := 0
-		for _, ch := range log.hashes[lo:hi] {
-			n += len(ch)
-		}
-		shares[w] = share{chunks: log.hashes[lo:hi], runs: log.runs, from: at}
-		at += n
-	}
 	found := make([]map[int32]uint64, workers)
 	var wg sync.WaitGroup
-	for w := range shares {
+	for w := range workers {
 		wg.Go(func() {
-			sh := shares[w]
 			m := map[int32]uint64{}
-			r, _ := slices.BinarySearchFunc(sh.runs, sh.from, func(a logRun, from int) int { return a.from - from })
-			if r == len(sh.runs) || sh.runs[r].from > sh.from {
-				r--
-			}
-			i := sh.from
-			for _, ch := range sh.chunks {
-				for _, h := range ch {
-					for r+1 < len(sh.runs) && sh.runs[r+1].from <= i {
-						r++
+			log.eachIn(len(log.hashes)*w/workers, len(log.hashes)*(w+1)/workers, func(h, seq uint64) {
+				c.eachHashed(h, func(k int32) {
+					if _, ok := m[k]; !ok && !c.isAlso(k) {
+						m[k] = seq
 					}
-					c.eachHashed(h, func(k int32) {
-						if _, ok := m[k]; !ok && !c.isAlso(k) {
-							m[k] = sh.runs[r].seq
-						}
-					})
-					i++
-				}
-			}
+				})
+			})
 			found[w] = m
 		})
 	}

@@ -131,3 +131,27 @@ func TestSettleChecksLateFingerprints(t *testing.T) {
 		})
 	}
 }
+
+// TestLogInChunks: a log read a range of its chunks at a time, as Settle's
+// cores read it, gives each piece with its message's Seq, as reading it
+// whole does.
+func TestLogInChunks(t *testing.T) {
+	var l allowedLog
+	for i := range 3*logChunk + 77 {
+		l.add(uint64(i), uint64(1000+i/5000)) // runs of 5,000 pieces across chunks
+	}
+	type piece struct{ h, seq uint64 }
+	var whole, ranged []piece
+	l.each(func(h, seq uint64) { whole = append(whole, piece{h, seq}) })
+	for lo := range len(l.hashes) {
+		l.eachIn(lo, lo+1, func(h, seq uint64) { ranged = append(ranged, piece{h, seq}) })
+	}
+	if len(l.hashes) < 3 || len(whole) != l.n || !slices.Equal(whole, ranged) {
+		t.Fatalf("%d chunks: whole %d pieces, by chunk %d, equal %v", len(l.hashes), len(whole), len(ranged), slices.Equal(whole, ranged))
+	}
+	for i, p := range whole {
+		if p.h != uint64(i) || p.seq != uint64(1000+i/5000) {
+			t.Fatalf("piece %d: %+v", i, p)
+		}
+	}
+}

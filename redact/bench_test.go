@@ -280,10 +280,55 @@ func BenchmarkGather(b *testing.B) {
 }
 
 // BenchmarkMatcher: the index of a set of fingerprints the size of the UI
-// benchmark's million-message session's (2.15M: a line of code and a word
-// of it from each line of 100,000 withheld reads of 12 lines), which the
-// TUI's first count waits for.
+// benchmark's million-message session's (millionSet), which the TUI's first
+// count waits for.
 func BenchmarkMatcher(b *testing.B) {
+	set := millionSet()
+	for b.Loop() {
+		newWindows(&set, nil)
+	}
+}
+
+// BenchmarkMatcherSearch: that set searched for in what the session sends
+// beside it, as its count does: 20,000 reads of 12 lines shaped like the
+// withheld ones (their own numbers), an answer after each, and one in
+// twenty a withheld line quoted (found: 2,000, the line and its word).
+func BenchmarkMatcherSearch(b *testing.B) {
+	set := millionSet()
+	w := newWindows(&set, nil)
+	var texts []string
+	size := 0
+	for i := range 20_000 {
+		n := 2 + 10*i
+		var t strings.Builder
+		for l := 1; l <= 12; l++ {
+			fmt.Fprintf(&t, "%6d\tfunc step%d_%d(x int) int { return x*%d + %d }\n", l, n, l, l, n%97)
+		}
+		texts = append(texts, t.String(), fmt.Sprintf("Step %d: the file defines small arithmetic helpers.\nNothing in it touches the network or the disk.\nNext I will search for callers.", n))
+		if i%20 == 0 {
+			n := 7 + 10*i
+			texts = append(texts, fmt.Sprintf("func step%d_%d(x int) int { return x*%d + %d }", n, 3, 3, n%97))
+		}
+	}
+	for _, s := range texts {
+		size += len(s)
+	}
+	b.SetBytes(int64(size))
+	found := 0
+	for b.Loop() {
+		found = 0
+		for _, s := range texts {
+			w.each(s, &set, func(int, int, int32) bool { found++; return true })
+		}
+	}
+	if found != 2000 {
+		b.Fatalf("found %d, want 2000", found)
+	}
+}
+
+// millionSet is 2.15M fingerprints: a line of code and a word of it from
+// each line of 100,000 withheld reads of 12 lines.
+func millionSet() fpSet {
 	var texts []string
 	for i := range 100_000 {
 		for l := 1; l <= 12; l++ {
@@ -291,8 +336,5 @@ func BenchmarkMatcher(b *testing.B) {
 			texts = append(texts, fmt.Sprintf("func step%d_%d(x int) int { return x*%d + %d }", n, l, l, n%97), fmt.Sprintf("step%d_%d", n, l))
 		}
 	}
-	set := listOf(texts).fpSet
-	for b.Loop() {
-		newWindows(&set, nil)
-	}
+	return listOf(texts).fpSet
 }

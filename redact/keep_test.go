@@ -152,8 +152,19 @@ func TestKeptGatheringChunks(t *testing.T) {
 // fingerprint's windows start, so that the index made when it is resumed
 // is, entry for entry, the one made when it was gathered, without counting
 // every window again; a place that does not fit its fingerprint is not
-// taken, and the places are decided afresh.
+// taken, and the places are decided afresh. Over the budget too, where
+// lines share their words' windows (shareWindows).
 func TestKeptGatheringFilesAsBefore(t *testing.T) {
+	t.Run("under the budget", func(t *testing.T) { keptGatheringFilesAsBefore(t, false) })
+	t.Run("over the budget", func(t *testing.T) {
+		saved := windowBudget
+		windowBudget = 1
+		defer func() { windowBudget = saved }()
+		keptGatheringFilesAsBefore(t, true)
+	})
+}
+
+func keptGatheringFilesAsBefore(t *testing.T, shared bool) {
 	var texts []string
 	for i := range 3000 {
 		texts = append(texts, fmt.Sprintf("func step%d_%d(x int) int { return x*%d }", i, i%12, i%7),
@@ -168,6 +179,9 @@ func TestKeptGatheringFilesAsBefore(t *testing.T) {
 	}
 	if !slices.Equal(from, d.win.from) {
 		t.Fatal("the places read back are not the ones kept")
+	}
+	if got := slices.ContainsFunc(from, func(o uint16) bool { return o&filedShare != 0 }); got != shared {
+		t.Fatalf("fixture: windows shared %v, want %v", got, shared)
 	}
 	if w := newWindows(&l.fpSet, from); !reflect.DeepEqual(w.entries, d.win.entries) || !reflect.DeepEqual(w.dir, d.win.dir) || !reflect.DeepEqual(w.filter, d.win.filter) {
 		t.Fatal("resumed, the index differs from the one gathered")

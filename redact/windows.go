@@ -51,9 +51,12 @@ type windows struct {
 	k       [len(windowClasses)]int // each class's stride (windowClasses', or less: windowBudget)
 	short   []int32                 // fingerprints shorter than any window: searched for plainly
 	// from is, for each fingerprint, where the first window it is filed
-	// under starts (windowCounts.rarest): a kept gathering keeps it, so
-	// that resuming it files each the same way without estimating again
-	// how common every window is. Let go with the texts (fpSet.seal).
+	// under starts (windowCounts.rarest), and whether those are windows of
+	// its length's class or shared ones (filedShare, shareWindows): a kept
+	// gathering keeps it, so that resuming it files each the same way
+	// without estimating again how common every window is. (A gathering
+	// kept before windows were shared resumes as it was filed: any place
+	// that fits finds the same.) Let go with the texts (fpSet.seal).
 	from []uint16
 }
 
@@ -208,25 +211,44 @@ func newWindows(set *fpSet, from []uint16) windows {
 	// range of the fingerprints: on the UI benchmark's million-message
 	// session (2.15M fingerprints) the index took 1.5 s on one, while the
 	// TUI's first count waited for it.
+	//
+	// A fingerprint is filed in the class of its length (classOf), unless
+	// its from says it shares windows (filedShare): then in shareClass.
+	place := func(i int) (c, k, o int) {
+		n := set.lenOf(int32(i))
+		c, k = classOf(n)
+		o = int(from[i])
+		if c >= 0 && n < filedShare && o&filedShare != 0 {
+			c, k, o = shareClass, max(1, windowClasses[shareClass].k/shrink), o&^filedShare
+		}
+		return c, k, o
+	}
 	var common windowCounts
-	if !fitsWindows(set, from, classOf) {
+	if !fitsWindows(set, from, place) {
 		from, common = make([]uint16, len(fps)), newWindowCounts(set, classOf)
 	}
 	ranges := fpRanges(len(fps))
 	shorts := make([][]int32, len(ranges))
-	counts := make([][len(windowClasses) + 1]int, len(ranges))
 	eachRange(ranges, func(r int, lo, hi int) {
-		var n [len(windowClasses) + 1]int // not counts[r]: its cache line is its neighbours' too
 		for i := lo; i < hi; i++ {
 			c, k := classOf(set.lenOf(int32(i)))
 			if c < 0 {
 				shorts[r] = append(shorts[r], int32(i))
-				continue
-			}
-			if common.n != nil {
+			} else if common.n != nil {
 				from[i] = uint16(common.rarest(set.bytesOf(int32(i)), c, k))
 			}
-			n[c+1] += k
+		}
+	})
+	if common.n != nil && shrink > 1 {
+		shareWindows(set, from, classOf, max(1, windowClasses[shareClass].k/shrink), ranges)
+	}
+	counts := make([][len(windowClasses) + 1]int, len(ranges))
+	eachRange(ranges, func(r int, lo, hi int) {
+		var n [len(windowClasses) + 1]int // not counts[r]: its cache line is its neighbours' too
+		for i := lo; i < hi; i++ {
+			if c, k, _ := place(i); c >= 0 {
+				n[c+1] += k
+			}
 		}
 		counts[r] = n
 	})
@@ -255,13 +277,13 @@ func newWindows(set *fpSet, from []uint16) windows {
 	each := func(fn func(c int, h uint64, e entry)) {
 		eachRange(ranges, func(_ int, lo, hi int) {
 			for i := lo; i < hi; i++ {
-				b := set.bytesOf(int32(i))
-				c, k := classOf(len(b))
+				c, k, at := place(i)
 				if c < 0 {
 					continue
 				}
+				b := set.bytesOf(int32(i))
 				check := entryCheck(b, 0, len(b))
-				for o := int(from[i]); o < int(from[i])+k; o++ {
+				for o := at; o < at+k; o++ {
 					h := windowHash(b, o, c)
 					fn(c, h, entry{fp: int32(i), tag: entryTag(h), check: check, at: uint16(o), n: uint16(len(b))})
 				}
@@ -315,19 +337,102 @@ func newWindows(set *fpSet, from []uint16) windows {
 }
 
 // fitsWindows reports whether from, given with a kept gathering, says for
-// each fingerprint of set a place its windows fit in: one a core decided,
-// or a gathering damaged in a way its reading does not tell.
-func fitsWindows(set *fpSet, from []uint16, classOf func(int) (int, int)) bool {
+// each fingerprint of set a place its windows fit in (place reads it): one
+// a core decided, or a gathering damaged in a way its reading does not
+// tell.
+func fitsWindows(set *fpSet, from []uint16, place func(i int) (c, k, o int)) bool {
 	if len(from) != len(set.fps) {
 		return false
 	}
-	for i, o := range from {
-		n := set.lenOf(int32(i))
-		if c, k := classOf(n); c >= 0 && int(o)+k-1+windowClasses[c].w > n {
+	for i := range from {
+		if c, k, o := place(i); c >= 0 && o+k-1+windowClasses[c].w > set.lenOf(int32(i)) {
 			return false
 		}
 	}
 	return true
+}
+
+// Over windowBudget every class hashes a text at every place it can, and
+// each class with something filed costs a pass over the whole text, most of
+// it a read of the class's filter that misses the processor's cache (at
+// 2.15M fingerprints, 4 MiB a class). A fingerprint longer than shareClass's
+// windows that holds windows a fingerprint of shareClass is filed under (a
+// withheld line and the key or identifier it names) is filed in shareClass
+// under the same windows: its entries add no bit to that class's filter,
+// and the longer class is left with little to search for, in a filter that
+// fits the cache. Its from then says so (filedShare); the windows are found
+// exactly as any others, so what is found does not change, only where it is
+// looked up. Measured on the UI benchmark's million-message session, 1.2M
+// lines of which most hold a word of their own: see shareWindows.
+const (
+	shareClass = 3       // windowClasses' 8-byte windows (hash8)
+	filedShare = 1 << 15 // in a from: filed in shareClass, that far less in (fingerprints shorter than this only)
+)
+
+// shareWindows marks in from each fingerprint that can share windows
+// (filedShare, with where its first one starts): the first place of it
+// where k consecutive windows of shareClass are windows the fingerprints of
+// shareClass are filed under. Those are told by a table of 32 bits of each
+// one's hash: a window of other bytes that has the same is filed all the
+// same, which finds as much, in a bit or two of the class's filter more.
+// (A filter of them alone let through 1.4 % of the others, and the first
+// place of a line that passed was often one every line has, "func ste".)
+func shareWindows(set *fpSet, from []uint16, classOf func(int) (int, int), k int, ranges [][2]int) {
+	n := 0
+	for i := range set.fps {
+		if c, _ := classOf(set.lenOf(int32(i))); c == shareClass {
+			n += k
+		}
+	}
+	if n == 0 {
+		return
+	}
+	// Open addressing: the slot from the hash's low bits, the key its top
+	// 32 with the lowest set (0 is an empty slot).
+	table := make([]uint32, 1<<bits.Len(uint(2*n)))
+	mask := uint64(len(table) - 1)
+	key := func(h uint64) uint32 { return uint32(h>>32) | 1 }
+	eachRange(ranges, func(_ int, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			b := set.bytesOf(int32(i))
+			if c, _ := classOf(len(b)); c != shareClass {
+				continue
+			}
+			for o := int(from[i]); o < int(from[i])+k; o++ {
+				h := hash8(b, o)
+				for t := h & mask; ; t = (t + 1) & mask {
+					if atomic.CompareAndSwapUint32(&table[t], 0, key(h)) || atomic.LoadUint32(&table[t]) == key(h) {
+						break
+					}
+				}
+			}
+		}
+	})
+	filed := func(h uint64) bool {
+		for t := h & mask; table[t] != 0; t = (t + 1) & mask {
+			if table[t] == key(h) {
+				return true
+			}
+		}
+		return false
+	}
+	eachRange(ranges, func(_ int, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			b := set.bytesOf(int32(i))
+			if c, _ := classOf(len(b)); c < 0 || c >= shareClass || len(b) >= filedShare {
+				continue
+			}
+			run := 0
+			for o := 0; o+8 <= len(b); o++ {
+				if !filed(hash8(b, o)) {
+					run = 0
+				} else if run++; run == k {
+					from[i] = uint16(o-k+1) | filedShare
+					break
+				}
+			}
+		}
+	})
 }
 
 // fpRanges cuts n fingerprints into a range a core, of fpRangeMin at least

@@ -74,6 +74,58 @@ func FuzzWindows(f *testing.F) {
 	})
 }
 
+// TestLinesShareTheirWordsWindows: over the budget, a line that holds a
+// word that is a fingerprint of its own is filed under the word's windows,
+// in shareClass, so the class of the line's length has nothing left to
+// search for; a line without one stays in its class; under the budget
+// nothing moves; and each is found where it is, once.
+func TestLinesShareTheirWordsWindows(t *testing.T) {
+	var texts []string
+	for i := range 2000 {
+		texts = append(texts, fmt.Sprintf("func step%d_%d(x int) int { return x*%d }", 1000+i, i%12, i%7), fmt.Sprintf("step%d_%d", 1000+i, i%12))
+	}
+	texts = append(texts, "a line that holds no word of its own, #1")
+	if windowClasses[shareClass].w != 8 {
+		t.Fatalf("shareClass has windows of %d bytes; shareWindows hashes 8", windowClasses[shareClass].w)
+	}
+	set := listOf(texts).fpSet
+	under := newWindows(&set, nil)
+	for i, o := range under.from {
+		if o&filedShare != 0 {
+			t.Fatalf("under the budget, %q shares windows", texts[i])
+		}
+	}
+	saved := windowBudget
+	windowBudget = 1
+	defer func() { windowBudget = saved }()
+	w := newWindows(&set, nil)
+	words := map[uint64]bool{}
+	for _, e := range w.filed(shareClass) {
+		if e.fp%2 == 1 {
+			words[e.tag] = true
+		}
+	}
+	for _, e := range w.filed(shareClass) {
+		if e.fp%2 == 0 && !words[e.tag] {
+			t.Fatalf("%q is filed under a window no word is", texts[e.fp])
+		}
+	}
+	if got := w.filed(0); len(got) != 1 || got[0].fp != int32(len(texts)-1) {
+		t.Fatalf("class %d holds %d entries, want the line without a word alone", 0, len(got))
+	}
+	hay := "x " + texts[20] + " y " + texts[41] + " " + texts[len(texts)-1]
+	var got [][2]int
+	w.each(hay, &set, func(start, n int, fp int32) bool {
+		got = append(got, [2]int{start, int(fp)})
+		return true
+	})
+	slices.SortFunc(got, func(a, b [2]int) int { return a[0]*10000 + a[1] - b[0]*10000 - b[1] })
+	want := [][2]int{{2, 20}, {7, 21}, {strings.Index(hay, texts[41]), 41}, {strings.LastIndex(hay, texts[len(texts)-1]), len(texts) - 1}}
+	if !slices.Equal(got, want) {
+		t.Fatalf("found %v, want %v", got, want)
+	}
+}
+
 // TestWindowsFiledWhereFingerprintsDiffer: fingerprints that share a long
 // middle (generated lines, a common idiom) are filed under windows that
 // take in what each has of its own, as far as their length allows, so a

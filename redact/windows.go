@@ -223,17 +223,20 @@ func newWindows(set *fpSet, from []uint16) windows {
 		}
 		return c, k, o
 	}
+	//
+	// Over the budget, the longer fingerprints' windows are counted and
+	// their places decided once shareWindows has filed those it can with
+	// the words: a line filed there needs neither (the two were half of
+	// the index's time on the 2.15M fingerprints of BenchmarkMatcher).
 	var common windowCounts
-	if !fitsWindows(set, from, place) {
-		from, common = make([]uint16, len(fps)), newWindowCounts(set, classOf)
+	fresh := !fitsWindows(set, from, place)
+	share := fresh && shrink > 1
+	if fresh {
+		from, common = make([]uint16, len(fps)), newWindowCounts(set)
+		common.count(set, classOf, func(_, c int) bool { return !share || c >= shareClass })
 	}
-	// Over the budget, the longer fingerprints' places are decided once
-	// shareWindows has filed those it can with the words: a line filed
-	// there needs no place of its own (deciding them was a third of the
-	// index's time on the 2.15M fingerprints of BenchmarkMatcher).
 	ranges := fpRanges(len(fps))
 	shorts := make([][]int32, len(ranges))
-	share := common.n != nil && shrink > 1
 	eachRange(ranges, func(r int, lo, hi int) {
 		for i := lo; i < hi; i++ {
 			c, k := classOf(set.lenOf(int32(i)))
@@ -246,6 +249,7 @@ func newWindows(set *fpSet, from []uint16) windows {
 	})
 	if share {
 		shareWindows(set, from, classOf, max(1, windowClasses[shareClass].k/shrink), ranges)
+		common.count(set, classOf, func(i, c int) bool { return c < shareClass && from[i]&filedShare == 0 })
 	}
 	counts := make([][len(windowClasses) + 1]int, len(ranges))
 	eachRange(ranges, func(r int, lo, hi int) {
@@ -487,17 +491,23 @@ type windowCounts struct {
 	mask uint64
 }
 
-func newWindowCounts(set *fpSet, classOf func(int) (int, int)) windowCounts {
+// newWindowCounts makes the table for set's windows, with none counted.
+func newWindowCounts(set *fpSet) windowCounts {
 	total := 0
 	for i := range set.fps {
 		total += set.lenOf(int32(i))
 	}
 	bitsN := min(22, max(10, bits.Len(uint(total)))) // about a counter a byte, at most 4 MiB
-	wc := windowCounts{n: make([]uint8, 1<<bitsN), mask: 1<<bitsN - 1}
+	return windowCounts{n: make([]uint8, 1<<bitsN), mask: 1<<bitsN - 1}
+}
+
+// count counts the windows of class classOf gives of each fingerprint i of
+// set that which(i, its class) picks.
+func (wc windowCounts) count(set *fpSet, classOf func(int) (int, int), which func(i, c int) bool) {
 	for i := range set.fps {
 		b := set.bytesOf(int32(i))
 		c, _ := classOf(len(b))
-		if c < 0 {
+		if c < 0 || !which(i, c) {
 			continue
 		}
 		for o := 0; o+windowClasses[c].w <= len(b); o++ {
@@ -506,7 +516,6 @@ func newWindowCounts(set *fpSet, classOf func(int) (int, int)) windowCounts {
 			}
 		}
 	}
-	return wc
 }
 
 // rarest is where the k windows of class c filed for fingerprint b start:

@@ -114,31 +114,38 @@ func openBig(b *testing.B, model string) *Model {
 	return m
 }
 
-// countAll runs the whole-session count to the end, as the program does
-// beside the UI.
+// countAll runs the whole-session count to the end as the program runs it
+// beside the UI: every step on a goroutine of its own, as many at once as
+// the counter starts (countWorkers), and each one that ends taken by Update,
+// which starts the next at once; each is called after every result taken.
+// (Run two at a time and waiting for both, as this did until 2026-12-05,
+// a step that took longer held the other core idle.)
 func countAll(m *Model, each func()) {
-	for {
-		c := m.counter.next(m.c.ctxs, m.c.store, m.c.pol, m.c.model, m.countJobs())
-		if c == nil {
-			return
+	saved := m.background
+	defer func() { m.background = saved }()
+	out := make(chan tea.Msg, 64)
+	inFlight := 0 // commands started and not yet answered: only this goroutine counts
+	start := func(cmd tea.Cmd) {
+		if cmd != nil {
+			inFlight++
+			go func() { out <- cmd() }()
 		}
-		// The steps of one call run at once, as the program runs a batch.
-		msg := c()
-		if batch, ok := msg.(tea.BatchMsg); ok {
-			msgs := make([]tea.Msg, len(batch))
-			var wg sync.WaitGroup
-			for i, cmd := range batch {
-				wg.Add(1)
-				go func() { defer wg.Done(); msgs[i] = cmd() }()
+	}
+	m.background = start
+	start(m.counter.next(m.c.ctxs, m.c.store, m.c.pol, m.c.model, m.countJobs()))
+	for inFlight > 0 {
+		msg := <-out
+		inFlight--
+		switch msg := msg.(type) {
+		case nil:
+		case tea.BatchMsg:
+			for _, c := range msg {
+				start(c)
 			}
-			wg.Wait()
-			for _, msg := range msgs {
-				m.Update(msg)
-			}
-		} else {
-			m.Update(msg)
+		default:
+			m.Update(msg) // starts what is due through m.background
+			each()
 		}
-		each()
 	}
 }
 

@@ -252,18 +252,23 @@ func newWindows(set *fpSet, from []uint16) windows {
 		common.count(set, classOf, func(i, c int) bool { return c < shareClass && from[i]&filedShare == 0 })
 	}
 	counts := make([][len(windowClasses) + 1]int, len(ranges))
+	shared := make([]int, len(ranges)) // entries under windows the words have
 	eachRange(ranges, func(r int, lo, hi int) {
 		var n [len(windowClasses) + 1]int // not counts[r]: its cache line is its neighbours' too
+		s := 0
 		for i := lo; i < hi; i++ {
 			c, k, _ := place(i)
 			if share && c >= 0 && c < shareClass {
 				from[i] = uint16(common.rarest(set.bytesOf(int32(i)), c, k)) // not shared
 			}
+			if c == shareClass && from[i]&filedShare != 0 && set.lenOf(int32(i)) < filedShare {
+				s += k
+			}
 			if c >= 0 {
 				n[c+1] += k
 			}
 		}
-		counts[r] = n
+		counts[r], shared[r] = n, s
 	})
 	var at [len(windowClasses) + 1]int // where each class's entries start
 	for r := range ranges {
@@ -309,7 +314,15 @@ func newWindows(set *fpSet, from []uint16) windows {
 			continue
 		}
 		w.classes = append(w.classes, c)
-		wbits := max(6, bits.Len(uint(filterBits*n/64)))
+		// The filter is made to the measure of the hashes it holds: the
+		// windows shared with the words add none (shareWindows).
+		hashes := n
+		if c == shareClass {
+			for _, s := range shared {
+				hashes -= s
+			}
+		}
+		wbits := max(6, bits.Len(uint(filterBits*hashes/64)))
 		w.filter[c], w.fshift[c] = make([]uint64, 1<<wbits), uint(64-wbits)
 		dbits := max(4, bits.Len(uint(n/2)))
 		w.dshift[c] = uint(32 - dbits)

@@ -314,8 +314,9 @@ func newWindows(set *fpSet, from []uint16) windows {
 			continue
 		}
 		w.classes = append(w.classes, c)
-		// The filter is made to the measure of the hashes it holds: the
-		// windows shared with the words add none (shareWindows).
+		// The filter and the groups are made to the measure of the hashes
+		// the class holds: the windows shared with the words add none
+		// (shareWindows), only entries to the words' groups.
 		hashes := n
 		if c == shareClass {
 			for _, s := range shared {
@@ -324,7 +325,7 @@ func newWindows(set *fpSet, from []uint16) windows {
 		}
 		wbits := max(6, bits.Len(uint(filterBits*hashes/64)))
 		w.filter[c], w.fshift[c] = make([]uint64, 1<<wbits), uint(64-wbits)
-		dbits := max(4, bits.Len(uint(n/2)))
+		dbits := max(4, bits.Len(uint(hashes/2)))
 		w.dshift[c] = uint(32 - dbits)
 		w.dir[c] = make([]uint32, 1<<dbits+1)
 	}

@@ -18,9 +18,10 @@ const gatherRules = 3
 
 // Gathered encodes what the Stream's gathering found, to keep beside the
 // session: the fingerprints, each with its path and where its windows
-// start (windows.from), and every path decision they rest on (the decision of each path the session names). A later
-// Stream of the same content, for the same tier, takes it with Resume
-// instead of reading the session twice more. The encoding is appended to
+// start (windows.from), and every path decision they rest on (the decision
+// of each path the session names). A later Stream of the same content, for
+// the same tier, takes it with Resume instead of reading the session twice
+// more. The encoding is appended to
 // b; it is nil for a tier that gathers nothing, or when the result would
 // be longer than most bytes (the store holds no longer record, and making
 // it would only cost memory: on the UI benchmark's session, 89 MB, twice

@@ -100,8 +100,9 @@ func (l *allowedLog) eachIn(lo, hi int, fn func(h, seq uint64)) {
 // noteLogs keeps logs, one a group of the last Add, in b's log; past its
 // room (logRoom) the log goes, and the session must be read again (Stale).
 func (b *DerivedBuilder) noteLogs(logs []*allowedLog) {
+	room := logRoom(b.cands.bytes())
 	for _, l := range logs {
-		if b.log.n+l.n > logRoom(b.cands.bytes()) {
+		if b.log.n+l.n > room {
 			b.log, b.stale = nil, true
 			return
 		}

@@ -218,7 +218,7 @@ func newWindows(set *fpSet, from []uint16) windows {
 		n := set.lenOf(int32(i))
 		c, k = classOf(n)
 		o = int(from[i])
-		if c >= 0 && n < filedShare && o&filedShare != 0 {
+		if c >= 0 && sharing(n, from[i]) {
 			c, k, o = shareClass, max(1, windowClasses[shareClass].k/shrink), o&^filedShare
 		}
 		return c, k, o
@@ -261,7 +261,7 @@ func newWindows(set *fpSet, from []uint16) windows {
 			if share && c >= 0 && c < shareClass {
 				from[i] = uint16(common.rarest(set.bytesOf(int32(i)), c, k)) // not shared
 			}
-			if c == shareClass && from[i]&filedShare != 0 && set.lenOf(int32(i)) < filedShare {
+			if c == shareClass && sharing(set.lenOf(int32(i)), from[i]) {
 				s += k
 			}
 			if c >= 0 {
@@ -395,6 +395,10 @@ const (
 	shareClass = 3       // windowClasses' 8-byte windows (hash8)
 	filedShare = 1 << 15 // in a from: filed in shareClass, that far less in (fingerprints shorter than this only)
 )
+
+// sharing reports whether from, a fingerprint of n bytes' from, says it is
+// filed under shared windows (a longer one's from may be past filedShare).
+func sharing(n int, from uint16) bool { return n < filedShare && from&filedShare != 0 }
 
 // shareWindows marks in from each fingerprint that can share windows
 // (filedShare, with where its first one starts): the first place of it

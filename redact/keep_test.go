@@ -128,13 +128,7 @@ func TestKeptGatheringChunks(t *testing.T) {
 	}
 	texts = append(texts[:1000], append([]string{strings.Repeat("long-", arenaChunk/4)}, texts[1000:]...)...)
 	texts = append(texts[:2000], append([]string{strings.Repeat("huge-", refLong/5+1)}, texts[2000:]...)...)
-	d := derivedOfTexts(texts, "kept")
-	m := &Memo{verdicts: map[string]verdict{"/p": {allowed: false}}}
-	kept := encodeGathered(nil, math.MaxInt, m, d)
-	_, _, l, _, err := decodeGathered(kept)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, _, kept, l, _ := keptRoundTrip(t, texts)
 	if len(l.text.chunks) < 4 {
 		t.Fatalf("%d bytes of texts read back in %d chunks", len(kept), len(l.text.chunks))
 	}
@@ -157,9 +151,7 @@ func TestKeptGatheringChunks(t *testing.T) {
 func TestKeptGatheringFilesAsBefore(t *testing.T) {
 	t.Run("under the budget", func(t *testing.T) { keptGatheringFilesAsBefore(t, false) })
 	t.Run("over the budget", func(t *testing.T) {
-		saved := windowBudget
-		windowBudget = 1
-		defer func() { windowBudget = saved }()
+		overBudget(t)
 		keptGatheringFilesAsBefore(t, true)
 	})
 }
@@ -170,13 +162,7 @@ func keptGatheringFilesAsBefore(t *testing.T, shared bool) {
 		texts = append(texts, fmt.Sprintf("func step%d_%d(x int) int { return x*%d }", i, i%12, i%7),
 			fmt.Sprintf("step%d_%d", i, i%12), fmt.Sprintf("k%05d", i), fmt.Sprintf("VALUE_%d_of_the_%dth", i, i%40))
 	}
-	d := derivedOfTexts(texts, "kept")
-	m := &Memo{verdicts: map[string]verdict{"/p": {allowed: false}}}
-	kept := encodeGathered(nil, math.MaxInt, m, d)
-	_, _, l, from, err := decodeGathered(kept)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, m, _, l, from := keptRoundTrip(t, texts)
 	if !slices.Equal(from, d.win.from) {
 		t.Fatal("the places read back are not the ones kept")
 	}
@@ -205,4 +191,18 @@ func keptGatheringFilesAsBefore(t *testing.T, shared bool) {
 	if d.win.from != nil || encodeGathered(nil, math.MaxInt, m, d) != nil {
 		t.Fatal("sealed, the places are still held, or the set encoded")
 	}
+}
+
+// keptRoundTrip is texts as the fingerprints of one denied path, kept
+// (encodeGathered) and read back.
+func keptRoundTrip(t *testing.T, texts []string) (d *Derived, m *Memo, kept []byte, l fpList, from []uint16) {
+	t.Helper()
+	d = derivedOfTexts(texts, "kept")
+	m = &Memo{verdicts: map[string]verdict{"/p": {allowed: false}}}
+	kept = encodeGathered(nil, math.MaxInt, m, d)
+	_, _, l, from, err := decodeGathered(kept)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d, m, kept, l, from
 }

@@ -44,10 +44,7 @@ func FuzzWindows(f *testing.F) {
 			return
 		}
 		if cut%2 == 1 {
-			// A set too big for the budget: filed with smaller strides.
-			saved := windowBudget
-			windowBudget = 1
-			defer func() { windowBudget = saved }()
+			overBudget(t) // filed with smaller strides
 		}
 		d := derivedOfTexts(fps, "x")
 		if cut%4 >= 2 {
@@ -95,9 +92,7 @@ func TestLinesShareTheirWordsWindows(t *testing.T) {
 			t.Fatalf("under the budget, %q shares windows", texts[i])
 		}
 	}
-	saved := windowBudget
-	windowBudget = 1
-	defer func() { windowBudget = saved }()
+	overBudget(t)
 	w := newWindows(&set, nil)
 	words := map[uint64]bool{}
 	for _, e := range w.filed(shareClass) {
@@ -209,6 +204,13 @@ func sortedSpans(s []span) []span {
 	s = slices.Clone(s)
 	slices.SortFunc(s, func(a, b span) int { return a.start - b.start })
 	return s
+}
+
+// overBudget makes every set too big for the window budget till t ends.
+func overBudget(t *testing.T) {
+	saved := windowBudget
+	windowBudget = 1
+	t.Cleanup(func() { windowBudget = saved })
 }
 
 // listOf is texts as fingerprints, in order, all of one path.

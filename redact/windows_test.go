@@ -275,3 +275,40 @@ func TestWindowsOnEveryCore(t *testing.T) {
 		}
 	}
 }
+
+// TestWindowsQueueEveryPlace: the places whose windows pass a class's
+// filter are looked up a queue at a time (foundQueue); a text with many
+// more of them than a queue holds, of every class, has each fingerprint
+// found at each of its places, the last queue's too, and fn saying stop
+// is the last call.
+func TestWindowsQueueEveryPlace(t *testing.T) {
+	fps := []string{"line-of-thirty-three-bytes-long!!", "a-line-of-24-bytes-long!", "sixteen-byte-ish", "eight-b!!!", "six666"}
+	var hay strings.Builder
+	n := 3*len(foundQueue{}.at) + 5
+	for i := range n {
+		fmt.Fprintf(&hay, "%d %s|", i, strings.Join(fps, " "))
+	}
+	set := listOf(fps).fpSet
+	w := newWindows(&set, nil)
+	found := make([]int, len(fps))
+	w.each(hay.String(), &set, func(start, _ int, fp int32) bool {
+		if !strings.HasPrefix(hay.String()[start:], fps[fp]) {
+			t.Fatalf("%q found at %d, where it is not", fps[fp], start)
+		}
+		found[fp]++
+		return true
+	})
+	for i, f := range fps {
+		if found[i] != n {
+			t.Errorf("%q found %d times, want %d", f, found[i], n)
+		}
+	}
+	calls := 0
+	w.each(hay.String(), &set, func(int, int, int32) bool {
+		calls++
+		return calls < 40
+	})
+	if calls != 40 {
+		t.Errorf("fn was called %d times after it said stop at the 40th", calls-40)
+	}
+}

@@ -406,3 +406,43 @@ func BenchmarkMatcherSearchVocabulary(b *testing.B) {
 	b.ReportMetric(float64(len(d.fps)), "fingerprints")
 	b.ReportMetric(float64(found), "found")
 }
+
+// BenchmarkFiling: what the one core that files a gathering's candidates
+// does (AddPrepared) for 100,000 withheld reads of 12 lines of their own
+// (2.4M candidates, lines and words, as the UI benchmark's million-message
+// session withholds), in pieces of 4,096 prepared beforehand; told the
+// Seqs to come (Expect) or not.
+func BenchmarkFiling(b *testing.B) {
+	msgs, root := benchHistory(b, 100_000, false)
+	for i := range msgs {
+		p := filepath.Join(root, "secrets", fmt.Sprintf("f%d.go", i))
+		var t strings.Builder
+		for l := 1; l <= 12; l++ {
+			fmt.Fprintf(&t, "%6d\tfunc step%d_%d(x int) int { return x*%d + %d }\n", l, i, l, l, i%97)
+		}
+		msgs[i].Role, msgs[i].Tool, msgs[i].Meta.SourcePaths = session.RoleTool, "read", []string{p}
+		msgs[i].Parts = []session.Part{{Kind: session.PartToolResult, Text: t.String(), SourcePath: p}}
+	}
+	pol := benchPolicyWith(b, root, `derived = "redact"`)
+	for _, expect := range []bool{false, true} {
+		b.Run(fmt.Sprintf("expect=%v", expect), func(b *testing.B) {
+			var filing time.Duration
+			for b.Loop() {
+				g := NewDerivedBuilder("cloud/x", pol)
+				if expect {
+					g.Expect(1, uint64(len(msgs)))
+				}
+				var ps []*Prepared
+				for at := 0; at < len(msgs); at += 4096 {
+					ps = append(ps, g.Prepare(msgs[at:min(at+4096, len(msgs))]))
+				}
+				start := time.Now()
+				for _, p := range ps {
+					g.AddPrepared(p)
+				}
+				filing += time.Since(start)
+			}
+			b.ReportMetric(float64(filing.Milliseconds())/float64(b.N), "filing-ms")
+		})
+	}
+}

@@ -497,3 +497,71 @@ func (c *candidates) hash(s string) uint64 {
 	c.init()
 	return maphash.String(c.seed, s)
 }
+
+// TestExpectSizesTheTableOnce: told the Seqs to come, a gathering makes its
+// candidates' table to their measure a sixteenth of the way through them
+// and does not double it after, without changing what it gathers; told of
+// a few more messages on top of many candidates, it sizes the table for
+// those few, not for the rate of all the candidates before them.
+func TestExpectSizesTheTableOnce(t *testing.T) {
+	pol := policytest.Policy(t, spanPolicy)
+	const n = 3200
+	msgs := make([]session.Message, n)
+	for i := range msgs {
+		path := fmt.Sprintf("/work/src/pkg/f%d.go", i)
+		if i%2 == 0 {
+			path = fmt.Sprintf("/work/secrets/f%d.go", i)
+		}
+		var text strings.Builder
+		for l := range 12 {
+			fmt.Fprintf(&text, "const secretValue%d_%d = %d // line of its own\n", i, l, i*l)
+		}
+		msgs[i] = session.Message{Seq: uint64(i + 1), Role: session.RoleTool, Tool: "read", Meta: session.Meta{SourcePaths: []string{path}},
+			Parts: []session.Part{{Kind: session.PartToolResult, Text: text.String(), SourcePath: path}}}
+	}
+	gather := func(expect bool) (*DerivedBuilder, []int) {
+		b := NewDerivedBuilder("x/y", pol)
+		if expect {
+			b.Expect(1, n)
+		}
+		var sizes []int
+		for at := 0; at < n; at += 50 {
+			b.Add(msgs[at : at+50])
+			sizes = append(sizes, len(b.cands.slots))
+		}
+		return b, sizes
+	}
+	told, sizes := gather(true)
+	sixteenth := n/16/50 - 1 // the piece that reaches it
+	for i, s := range sizes[sixteenth+1:] {
+		if s != sizes[sixteenth] {
+			t.Fatalf("the table went from %d to %d slots at piece %d, after it was sized", sizes[sixteenth], s, sixteenth+1+i)
+		}
+	}
+	if c := told.cands.list.n; 4*c > 3*sizes[sixteenth] || sizes[sixteenth] > 4*c {
+		t.Fatalf("%d candidates in a table of %d slots", c, sizes[sixteenth])
+	}
+	untold, doubled := gather(false)
+	if doubled[sixteenth] >= sizes[sixteenth] {
+		t.Fatalf("without Expect the table is %d slots at a sixteenth, with it %d", doubled[sixteenth], sizes[sixteenth])
+	}
+	a, _ := told.Done().Fingerprints()
+	b, _ := untold.Done().Fingerprints()
+	if !slices.Equal(a, b) {
+		t.Fatalf("gathered %d fingerprints told, %d untold", len(a), len(b))
+	}
+
+	// A few more messages, whose sixteenth comes at their first piece.
+	grown, before := gather(false)
+	had := len(grown.cands.slots)
+	more := make([]session.Message, 32)
+	for i := range more {
+		more[i] = msgs[i]
+		more[i].Seq = uint64(n + 1 + i)
+	}
+	grown.Expect(n+1, n+32)
+	grown.Add(more[:2])
+	if got := len(grown.cands.slots); got != had {
+		t.Fatalf("2 messages more (nothing new in them) took the table from %d to %d slots (%v)", had, got, before[len(before)-1])
+	}
+}

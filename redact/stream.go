@@ -70,6 +70,13 @@ func (s *Stream) Prepare(msgs []session.Message) *Prepared {
 	return s.gather.Prepare(msgs)
 }
 
+// Expect says the batches to gather are of the session's messages
+// from..to (DerivedBuilder.Expect).
+func (s *Stream) Expect(from, to uint64) {
+	s.mustGather()
+	s.gather.Expect(from, to)
+}
+
 // GatherPrepared is Gather of a batch Prepare readied.
 func (s *Stream) GatherPrepared(p *Prepared) {
 	s.mustGather()

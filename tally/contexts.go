@@ -163,6 +163,7 @@ func (x *Contexts) fingerprints(st *session.Store, pol *policy.Policy, sid, mode
 		e.b.CheckLate(true)
 		defer func() { e.b.Forget(); e.b.CheckLate(false) }()
 	}
+	e.b.Expect(e.upto+1, h.Count)
 	err = st.SourcedPiecesPrepared(sid, e.upto+1, h.Count, gatherPiece, func(msgs []session.Message) any { return e.b.Prepare(msgs) },
 		func(_ []session.Message, p any, _ bool) error {
 			e.b.AddPrepared(p.(*redact.Prepared))

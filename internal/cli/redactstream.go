@@ -234,6 +234,7 @@ func gather(st *session.Store, pol *policy.Policy, h session.Header, model strin
 	// a time while the last batch was gathered from, took 8.96-10.39 s
 	// for the first preview at 1M against 8.46-9.81 s (pieces decoded on
 	// every core by one reader took 11.7-12.1 s against 9.6-9.8 s).
+	s.Expect(1, h.Count)
 	err = st.SourcedPiecesPrepared(h.ID, 1, h.Count, gatherPiece, func(b []session.Message) any { return s.Prepare(b) },
 		func(_ []session.Message, p any, _ bool) error {
 			s.GatherPrepared(p.(*redact.Prepared))

@@ -506,19 +506,23 @@ func (c *candidates) hash(s string) uint64 {
 func TestExpectSizesTheTableOnce(t *testing.T) {
 	pol := policytest.Policy(t, spanPolicy)
 	const n = 3200
-	msgs := make([]session.Message, n)
-	for i := range msgs {
-		path := fmt.Sprintf("/work/src/pkg/f%d.go", i)
-		if i%2 == 0 {
-			path = fmt.Sprintf("/work/secrets/f%d.go", i)
+	readsOf := func(lines func(i int) int) []session.Message {
+		msgs := make([]session.Message, n)
+		for i := range msgs {
+			path := fmt.Sprintf("/work/src/pkg/f%d.go", i)
+			if i%2 == 0 {
+				path = fmt.Sprintf("/work/secrets/f%d.go", i)
+			}
+			var text strings.Builder
+			for l := range lines(i) {
+				fmt.Fprintf(&text, "const secretValue%d_%d = %d // line of its own\n", i, l, i*l)
+			}
+			msgs[i] = session.Message{Seq: uint64(i + 1), Role: session.RoleTool, Tool: "read", Meta: session.Meta{SourcePaths: []string{path}},
+				Parts: []session.Part{{Kind: session.PartToolResult, Text: text.String(), SourcePath: path}}}
 		}
-		var text strings.Builder
-		for l := range 12 {
-			fmt.Fprintf(&text, "const secretValue%d_%d = %d // line of its own\n", i, l, i*l)
-		}
-		msgs[i] = session.Message{Seq: uint64(i + 1), Role: session.RoleTool, Tool: "read", Meta: session.Meta{SourcePaths: []string{path}},
-			Parts: []session.Part{{Kind: session.PartToolResult, Text: text.String(), SourcePath: path}}}
+		return msgs
 	}
+	msgs := readsOf(func(int) int { return 12 })
 	gather := func(expect bool) (*DerivedBuilder, []int) {
 		b := NewDerivedBuilder("x/y", pol)
 		if expect {
@@ -550,6 +554,17 @@ func TestExpectSizesTheTableOnce(t *testing.T) {
 	if !slices.Equal(a, b) {
 		t.Fatalf("gathered %d fingerprints told, %d untold", len(a), len(b))
 	}
+
+	// Fewer candidates a message in the first sixteenth than after it:
+	// sized again an eighth of the way, the table does not double after.
+	msgs = readsOf(func(i int) int { return min(12, 4+i/25) })
+	_, sizes = gather(true)
+	for i, s := range sizes[n/8/50:] {
+		if s != sizes[n/8/50-1] {
+			t.Fatalf("the table went from %d to %d slots at piece %d, after an eighth of the way", sizes[n/8/50-1], s, n/8/50+i)
+		}
+	}
+	msgs = readsOf(func(int) int { return 12 })
 
 	// A few more messages, whose sixteenth comes at their first piece.
 	grown, before := gather(false)

@@ -148,6 +148,9 @@ func (c *chunk) filter(out []session.Message, b int, f *filterer, t *tally) {
 // every span of derived content and every credential of what is still
 // content.
 func (f *filterer) message(stored, sent *session.Message, t *tally) {
+	if placeholdersOnly(sent) {
+		return // nothing of it is sent to look in, nor to scan
+	}
 	var found []secrets.Finding
 	if f.secrets {
 		if f.findings != nil {
@@ -177,6 +180,17 @@ func (f *filterer) message(stored, sent *session.Message, t *tally) {
 	if changed && before == 0 {
 		t.redactedMessages++
 	}
+}
+
+// placeholdersOnly reports whether every part of m is a placeholder (or m
+// has none): what a tier withholds whole.
+func placeholdersOnly(m *session.Message) bool {
+	for i := range m.Parts {
+		if !m.Parts[i].Redacted {
+			return false
+		}
+	}
+	return true
 }
 
 // mayMatch reports whether a fingerprint may be in p: whether it is long

@@ -107,3 +107,42 @@ func TestEventsAreNotScanned(t *testing.T) {
 		t.Fatalf("an event was scanned: %+v", found)
 	}
 }
+
+// TestLazyScansWhatIsAsked: a lazy lookup scans a message only when its
+// findings are asked for, finds what Lookup finds, keeps what it scanned
+// when saved, and reads that back the next time instead of scanning.
+func TestLazyScansWhatIsAsked(t *testing.T) {
+	cs := credentials()
+	st, id, msgs := storeWith(t, "nothing here", cs[2].before+cs[2].secret, "ls output", cs[5].before+cs[5].secret)
+	l, err := LookupLazy(st, id, msgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fs := l.Of(&msgs[1]); len(fs) != 1 || fs[0].Rule != "github-pat" {
+		t.Fatalf("findings of message 2: %+v", fs)
+	}
+	if n := l.Save(); n != 1 {
+		t.Fatalf("saved %d scans, want the one asked for", n)
+	}
+	if n := records(t, st, id); n != 1 {
+		t.Fatalf("%d records stored after one message was asked for", n)
+	}
+	if _, stats, err := Lookup(st, id, msgs[:1]); err != nil || stats != (Stats{Scanned: 1}) { // 2 is kept, 3 and 4 not yet
+		t.Fatalf("lookup of message 1: %+v %v", stats, err)
+	}
+	again, err := LookupLazy(st, id, msgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range msgs {
+		if got := again.Of(&msgs[i]); !reflect.DeepEqual(got, ScanAll(msgs[i:i+1]).Of(&msgs[i])) {
+			t.Fatalf("message %d: %+v", i+1, got)
+		}
+	}
+	if n := again.Save(); n != 2 { // 3 and 4: 1 was kept by Lookup, 2 by the first Save
+		t.Fatalf("the second lazy lookup scanned %d messages, want 2", n)
+	}
+	if _, stats, _ := Lookup(st, id, msgs); stats != (Stats{Stored: 4}) {
+		t.Fatalf("after both: %+v", stats)
+	}
+}

@@ -90,11 +90,24 @@ func (x *Contexts) context(st *session.Store, pol *policy.Policy, sid, model str
 		return redact.Context{}, nil
 	}
 	ctx, err := runner.Context(st, sid, msgs, model, pol)
-	if err != nil || !tier.RedactsDerived() {
+	if err != nil {
 		return ctx, err
 	}
-	ctx.Derived, err = x.fingerprints(st, pol, sid, model)
+	d, err := x.derivedContext(st, pol, sid, model)
+	ctx.Derived = d.Derived
 	return ctx, err
+}
+
+// derivedContext is the context of session sid's pages for model without
+// the credentials of any: the fingerprints, for a tier with derived =
+// "redact".
+func (x *Contexts) derivedContext(st *session.Store, pol *policy.Policy, sid, model string) (redact.Context, error) {
+	tier, _ := pol.TierFor(model)
+	if st == nil || !tier.RedactsDerived() {
+		return redact.Context{}, nil
+	}
+	d, err := x.fingerprints(st, pol, sid, model)
+	return redact.Context{Derived: d}, err
 }
 
 // Ready reports whether pages of session sid can be built for model now,

@@ -19,6 +19,7 @@ import (
 
 	"github.com/scrim-dev/scrim/policy"
 	"github.com/scrim-dev/scrim/redact"
+	"github.com/scrim-dev/scrim/secrets"
 	"github.com/scrim-dev/scrim/session"
 )
 
@@ -52,13 +53,24 @@ func Count(x *Contexts, st *session.Store, pol *policy.Policy, sid, model string
 	}
 	// What the request builder sends, less the provider's prompt made of
 	// it (toPrompt: 0.3 s of CPU at a million messages), which no figure
-	// needs.
-	ctx, err := x.context(st, pol, sid, model, msgs)
+	// needs. Credentials are looked up only in what is sent
+	// (secrets.Lazy): a message the tier withholds whole is not scanned.
+	ctx, err := x.derivedContext(st, pol, sid, model)
 	if err != nil {
 		return out, err
 	}
+	var found *secrets.Lazy
+	if tier, _ := pol.TierFor(model); tier.RedactsSecrets() && st != nil {
+		if found, err = secrets.LookupLazy(st, sid, msgs); err != nil {
+			return out, err
+		}
+		ctx.Findings = found.Of
+	}
 	ctx.Memo = x.decisions(pol, sid, model)
 	hist, rep := redact.HistoryWith(msgs, model, pol, ctx)
+	if found != nil {
+		found.Save()
+	}
 	for i := range hist {
 		if redact.Placeholders(&hist[i]) > 0 {
 			out.Redacted = append(out.Redacted, hist[i].Seq)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/scrim-dev/scrim/policy"
@@ -251,5 +252,54 @@ func TestKeptCountWithTeamFiles(t *testing.T) {
 	}
 	if now := whole(t, f, fresh); len(now.Denied) != len(c.Denied)+1 {
 		t.Fatalf("denied %v, want the kept %v and a.go", now.Denied, c.Denied)
+	}
+}
+
+// TestCountScansOnlyWhatIsSent: a count looks for credentials only in what
+// the tier sends: a denied file's read, withheld whole, is neither scanned
+// nor kept as scanned; a tier that reads it scans it, and finds its
+// credential too.
+func TestCountScansOnlyWhatIsSent(t *testing.T) {
+	f := newFixture(t, 0)
+	denied := filepath.Join(f.root, "ws", "secret.env")
+	open := filepath.Join(f.root, "ws", "open", "a.go")
+	pat := func(c byte) string { return "ghp_" + strings.Repeat(string(c), 20) + "0123456789abcdef" }
+	msgs := []*session.Message{
+		{Role: session.RoleTool, Tool: "read", Meta: session.Meta{SourcePaths: []string{denied}},
+			Parts: []session.Part{{Kind: session.PartToolResult, Text: "GITHUB_TOKEN=" + pat('a') + "\n"}}},
+		{Role: session.RoleUser, Parts: []session.Part{{Kind: session.PartText, Text: "use export GITHUB_TOKEN=" + pat('b')}}},
+		{Role: session.RoleTool, Tool: "read", Meta: session.Meta{SourcePaths: []string{open}},
+			Parts: []session.Part{{Kind: session.PartToolResult, Text: "package open\n"}}},
+	}
+	if err := f.st.Append(f.sid, msgs...); err != nil {
+		t.Fatal(err)
+	}
+	text := fmt.Sprintf(testPolicy, filepath.Join(f.root, "ws"), "") + "secrets = \"redact\"\n" +
+		fmt.Sprintf("[tiers.all]\nlabel = \"all\"\nread = [%q]\nsecrets = \"redact\"\n[[models]]\nmatch = \"all/*\"\ntier = \"all\"\n", filepath.Join(f.root, "ws")+"/**")
+	p, err := policy.Parse([]byte(text), filepath.Join(f.root, "policy.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := func() []uint64 {
+		var seqs []uint64
+		f.st.ScanRecords(f.sid, 1, 1<<30, func(seq uint64, _ []byte) error { seqs = append(seqs, seq); return nil })
+		return seqs
+	}
+	var c Counts
+	if err := CountAll(NewContexts(), f.st, p, f.sid, "any/model", &c, 3); err != nil {
+		t.Fatal(err)
+	}
+	if c.Secrets != 1 || !reflect.DeepEqual(c.Redacted, []uint64{1, 2}) {
+		t.Fatalf("limited: %d credentials, redacted %v", c.Secrets, c.Redacted)
+	}
+	if got := kept(); !reflect.DeepEqual(got, []uint64{2, 3}) {
+		t.Fatalf("scanned and kept %v, want the messages sent (2, 3)", got)
+	}
+	var all Counts
+	if err := CountAll(NewContexts(), f.st, p, f.sid, "all/model", &all, 3); err != nil {
+		t.Fatal(err)
+	}
+	if all.Secrets != 2 || !reflect.DeepEqual(kept(), []uint64{1, 2, 3}) {
+		t.Fatalf("all: %d credentials, kept %v", all.Secrets, kept())
 	}
 }

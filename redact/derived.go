@@ -397,6 +397,49 @@ func (c *candidates) find(s string, h uint64) int32 {
 	}
 }
 
+// pieceQueue holds pieces of readable text to be looked up among the
+// candidates together (findQueued): looked up one at a time, each piece's
+// first slot, in a table of megabytes, missed the cache while the next
+// piece waited.
+type pieceQueue struct {
+	s     [32]string
+	h     [32]uint64
+	seq   [32]uint64
+	known [32]bool // of a length some candidate has: worth looking up
+	n     int
+}
+
+// add queues a piece; true: the queue is full.
+func (q *pieceQueue) add(s string, h, seq uint64, known bool) bool {
+	q.s[q.n], q.h[q.n], q.seq[q.n], q.known[q.n] = s, h, seq, known
+	q.n++
+	return q.n == len(q.s)
+}
+
+// findQueued calls fn with each piece queued in q, in order, and the
+// candidate it is (find; -1: none), and empties q. The pieces' first slots
+// are read first, reads that do not wait for each other.
+func (c *candidates) findQueued(q *pieceQueue, fn func(j int, k int32)) {
+	n := q.n
+	q.n = 0
+	var first [len(q.s)]uint32
+	if len(c.slots) > 0 {
+		mask := uint64(len(c.slots) - 1)
+		for j := range n {
+			if q.known[j] {
+				first[j] = c.slots[q.h[j]&mask]
+			}
+		}
+	}
+	for j := range n {
+		k := int32(-1)
+		if first[j] != 0 {
+			k = c.find(q.s[j], q.h[j])
+		}
+		fn(j, k)
+	}
+}
+
 // slotTag is the part of hash h a slot of a table of 2^b holds: its top
 // 32-b bits (the low ones pick the slot).
 func slotTag(h uint64, b uint) uint32 { return uint32(h>>32) >> b }
@@ -540,25 +583,29 @@ func (c *candidates) check(groups [][]allowedText, logs []*allowedLog) {
 	var wg sync.WaitGroup
 	for i, texts := range groups {
 		wg.Go(func() {
+			var q pieceQueue
+			look := func() {
+				c.findQueued(&q, func(j int, k int32) {
+					switch {
+					case k >= 0 && !c.isAlso(k):
+						found[i] = append(found[i], k)
+					case k < 0 && logs != nil:
+						logs[i].add(q.h[j], q.seq[j])
+					}
+				})
+			}
 			for _, a := range texts {
 				eachCandidate(a.text, func(piece string) {
 					known := c.lens[lenClass(len(piece))]
 					if !known && logs == nil {
 						return
 					}
-					h := maphash.String(c.seed, piece)
-					k := int32(-1)
-					if known {
-						k = c.find(piece, h)
-					}
-					switch {
-					case k >= 0 && !c.isAlso(k):
-						found[i] = append(found[i], k)
-					case k < 0 && logs != nil:
-						logs[i].add(h, a.seq)
+					if q.add(piece, maphash.String(c.seed, piece), a.seq, known) {
+						look()
 					}
 				})
 			}
+			look()
 		})
 	}
 	wg.Wait()

@@ -580,3 +580,41 @@ func TestExpectSizesTheTableOnce(t *testing.T) {
 		t.Fatalf("2 messages more (nothing new in them) took the table from %d to %d slots (%v)", had, got, before[len(before)-1])
 	}
 }
+
+// TestCheckQueuesEveryPiece: readable content is looked up among the
+// candidates a queue of pieces at a time (pieceQueue); every piece of a
+// long readable text counts, the last queue's too, in a piece of the
+// session before the withheld one and after it.
+func TestCheckQueuesEveryPiece(t *testing.T) {
+	pol := policytest.Policy(t, spanPolicy)
+	var shared, own strings.Builder
+	for l := range 3*len(pieceQueue{}.s) + 5 {
+		fmt.Fprintf(&shared, "func sharedHelperNumber%d(input string) error { return nil }\n", l)
+	}
+	for l := range 3 {
+		fmt.Fprintf(&own, "const vaultMasterKey%d = \"zq81-kf02-a7c3-%04d\"\n", l, l)
+	}
+	read := func(seq uint64, path, text string) session.Message {
+		return session.Message{Seq: seq, Role: session.RoleTool, Tool: "read", Meta: session.Meta{SourcePaths: []string{path}},
+			Parts: []session.Part{{Kind: session.PartToolResult, Text: text, SourcePath: path}}}
+	}
+	msgs := []session.Message{
+		read(1, "/work/secrets/vault.go", shared.String()+own.String()),
+		read(2, "/work/src/helper.go", shared.String()),
+	}
+	for _, pieces := range [][][]session.Message{{msgs}, {msgs[:1], msgs[1:]}} {
+		b := NewDerivedBuilder("x/y", pol)
+		for _, p := range pieces {
+			b.Add(p)
+		}
+		texts, _ := b.Done().Fingerprints()
+		for _, f := range texts {
+			if strings.Contains(shared.String(), f) {
+				t.Fatalf("%q is in the readable file, and a fingerprint (%d pieces)", f, len(pieces))
+			}
+		}
+		if len(texts) == 0 {
+			t.Fatal("nothing of the withheld lines of its own was gathered")
+		}
+	}
+}

@@ -15,6 +15,8 @@ import (
 	"github.com/scrim-dev/scrim/policy"
 	"github.com/scrim-dev/scrim/secrets"
 	"github.com/scrim-dev/scrim/session"
+
+	"github.com/scrim-dev/scrim/internal/codetext"
 )
 
 const (
@@ -340,34 +342,10 @@ func millionSet() fpSet {
 	return listOf(texts).fpSet
 }
 
-// vocabulary is the CLI benchmark session's (internal/cli, bigText): code
-// made of thirty tokens, so that every short window of a withheld line is
-// in the sent text many times over.
-var vocabulary = strings.Fields(`func return if else for range := err nil string int
-	package import "fmt" ctx context.Context struct interface map[string]any []byte
-	// TODO: handle the error case; the retry loop ignores "deadline" value ü ✓ → x`)
-
-// vocabularyText is about size bytes of numbered lines of 3 to 8 tokens of
-// vocabulary, tab-indented.
-func vocabularyText(r *rand.Rand, size int) string {
-	var b strings.Builder
-	for line := 1; b.Len() < size; line++ {
-		fmt.Fprintf(&b, "%6d\t%s", line, strings.Repeat("\t", r.IntN(4)))
-		for w := range 3 + r.IntN(6) {
-			if w > 0 {
-				b.WriteByte(' ')
-			}
-			b.WriteString(vocabulary[r.IntN(len(vocabulary))])
-		}
-		b.WriteByte('\n')
-	}
-	return b.String()
-}
-
 // BenchmarkMatcherSearchVocabulary: the search of the CLI benchmark
 // session's shape, where the window search is mostly windows that are
 // filed and found but belong to other lines: 100,000 messages, every fifth
-// a read of 0.3-2.5 KB of vocabularyText (one in ten denied), the others
+// a read of 0.3-2.5 KB of codetext.Text (one in ten denied), the others
 // 0.1-0.7 KB of it; the fingerprints gathered as a first preview gathers
 // them, then searched for in every text that is sent.
 func BenchmarkMatcherSearchVocabulary(b *testing.B) {
@@ -376,9 +354,9 @@ func BenchmarkMatcherSearchVocabulary(b *testing.B) {
 	for i := range msgs {
 		m := &msgs[i]
 		if m.Role == session.RoleTool {
-			m.Parts[0].Text = vocabularyText(r, 300+r.IntN(2200))
+			m.Parts[0].Text = codetext.Text(r, 300+r.IntN(2200))
 		} else {
-			m.Parts[0].Text = vocabularyText(r, 100+r.IntN(600))
+			m.Parts[0].Text = codetext.Text(r, 100+r.IntN(600))
 		}
 	}
 	pol := benchPolicyWith(b, root, `derived = "redact"`)

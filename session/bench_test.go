@@ -6,11 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
+
+	"github.com/scrim-dev/scrim/internal/codetext"
 )
 
 // The benchmarks run on a session of 100,000 messages shaped like a long
@@ -19,28 +20,6 @@ import (
 // prompts; 20% of all messages carry 1–5 sourcePaths. Nothing is built
 // unless -bench runs them.
 const benchN = 100_000
-
-var words = strings.Fields(`func return if else for range := err nil string int
-	package import "fmt" ctx context.Context struct interface map[string]any []byte
-	// TODO: handle the error case; the retry loop ignores "deadline" value ü ✓ → x`)
-
-// codeText is what a read tool returns for source code: numbered lines
-// ("%6d\t" as cat -n writes), tab-indented, tokens separated by spaces.
-func codeText(r *rand.Rand, size int) string {
-	var b strings.Builder
-	b.Grow(size + 64)
-	for line := 1; b.Len() < size; line++ {
-		fmt.Fprintf(&b, "%6d\t%s", line, strings.Repeat("\t", r.IntN(4)))
-		for w := range 3 + r.IntN(6) {
-			if w > 0 {
-				b.WriteByte(' ')
-			}
-			b.WriteString(words[r.IntN(len(words))])
-		}
-		b.WriteByte('\n')
-	}
-	return b.String()
-}
 
 // benchMessages returns n realistic messages, the same for a given n.
 func benchMessages(n int) []*Message {
@@ -51,10 +30,10 @@ func benchMessages(n int) []*Message {
 		var m *Message
 		switch i % 4 {
 		case 0:
-			m = &Message{Role: RoleUser, Parts: []Part{{Kind: PartText, Text: codeText(r, 50+r.IntN(250))}}}
+			m = &Message{Role: RoleUser, Parts: []Part{{Kind: PartText, Text: codetext.Text(r, 50+r.IntN(250))}}}
 		case 1:
 			m = &Message{Role: RoleAssistant, Model: "anthropic/claude-sonnet-4-5", Parts: []Part{
-				{Kind: PartText, Text: codeText(r, 100+r.IntN(500))},
+				{Kind: PartText, Text: codetext.Text(r, 100+r.IntN(500))},
 				{Kind: PartToolCall, CallID: fmt.Sprintf("call_%d", i), Name: "read",
 					Input: json.RawMessage(fmt.Sprintf(`{"path":"/home/dev/src/app/pkg%d/file%d.go"}`, i%50, i%7))}}}
 		default:
@@ -63,12 +42,12 @@ func benchMessages(n int) []*Message {
 			if i%5 == 0 { // 40% of tool results = 20% of all messages
 				files := 1 + r.IntN(5)
 				for f := range files {
-					m.Parts = append(m.Parts, Part{Kind: PartToolResult, Text: codeText(r, size/files),
+					m.Parts = append(m.Parts, Part{Kind: PartToolResult, Text: codetext.Text(r, size/files),
 						SourcePath: fmt.Sprintf("/home/dev/src/app/pkg%d/file%d.go", (i+f)%50, f)})
 				}
 				m.SyncSourcePaths()
 			} else {
-				m.Parts = []Part{{Kind: PartToolResult, Text: codeText(r, size)}}
+				m.Parts = []Part{{Kind: PartToolResult, Text: codetext.Text(r, size)}}
 			}
 		}
 		m.CreatedAt = at.Add(time.Duration(i) * time.Second)

@@ -6,11 +6,12 @@ import (
 	"math/rand/v2"
 	"os"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/scrim-dev/scrim/session"
+
+	"github.com/scrim-dev/scrim/internal/codetext"
 )
 
 // benchMessages is how many messages the big-session benchmarks write:
@@ -24,28 +25,6 @@ func benchMessages(tb testing.TB) int {
 		return n
 	}
 	return 1_000_000
-}
-
-var bigWords = strings.Fields(`func return if else for range := err nil string int
-	package import "fmt" ctx context.Context struct interface map[string]any []byte
-	// TODO: handle the error case; the retry loop ignores "deadline" value ü ✓ → x`)
-
-// bigText is about size bytes of source code as a read tool returns it:
-// numbered, tab-indented lines of tokens.
-func bigText(r *rand.Rand, size int) string {
-	var b strings.Builder
-	b.Grow(size + 64)
-	for line := 1; b.Len() < size; line++ {
-		fmt.Fprintf(&b, "%6d\t%s", line, strings.Repeat("\t", r.IntN(4)))
-		for w := range 3 + r.IntN(6) {
-			if w > 0 {
-				b.WriteByte(' ')
-			}
-			b.WriteString(bigWords[r.IntN(len(bigWords))])
-		}
-		b.WriteByte('\n')
-	}
-	return b.String()
 }
 
 // bigMessage is message i (0-based) of a generated agent session, the same
@@ -63,10 +42,10 @@ func bigMessage(r *rand.Rand, i int) *session.Message {
 	switch i % 8 {
 	case 0:
 		m = &session.Message{Role: session.RoleUser,
-			Parts: []session.Part{{Kind: session.PartText, Text: "please " + bigText(r, 40+r.IntN(200))}}}
+			Parts: []session.Part{{Kind: session.PartText, Text: "please " + codetext.Text(r, 40+r.IntN(200))}}}
 	case 1:
 		m = &session.Message{Role: session.RoleAssistant, Model: model, Parts: []session.Part{
-			{Kind: session.PartText, Text: bigText(r, 60+r.IntN(300))},
+			{Kind: session.PartText, Text: codetext.Text(r, 60+r.IntN(300))},
 			{Kind: session.PartToolCall, CallID: call(1), Name: "read", Input: json.RawMessage(`{"path":"` + file(0) + `"}`)}}}
 	case 2:
 		m = &session.Message{Role: session.RoleTool, Tool: "read", ToolCallID: call(1), Model: model}
@@ -74,11 +53,11 @@ func bigMessage(r *rand.Rand, i int) *session.Message {
 		if i%32 == 2 {
 			files := 2 + r.IntN(3)
 			for f := range files {
-				m.Parts = append(m.Parts, session.Part{Kind: session.PartToolResult, Text: bigText(r, size/files), SourcePath: file(f)})
+				m.Parts = append(m.Parts, session.Part{Kind: session.PartToolResult, Text: codetext.Text(r, size/files), SourcePath: file(f)})
 			}
 			m.SyncSourcePaths()
 		} else {
-			m.Parts = []session.Part{{Kind: session.PartToolResult, Text: bigText(r, size)}}
+			m.Parts = []session.Part{{Kind: session.PartToolResult, Text: codetext.Text(r, size)}}
 			m.Meta.SourcePaths = []string{file(0)}
 		}
 	case 3:
@@ -91,13 +70,13 @@ func bigMessage(r *rand.Rand, i int) *session.Message {
 	case 5:
 		m = &session.Message{Role: session.RoleTool, Tool: "bash", ToolCallID: call(4), Model: model, IsError: i%40 == 5,
 			Meta:  session.Meta{UnknownSource: "a shell command"},
-			Parts: []session.Part{{Kind: session.PartToolResult, Text: "--- FAIL: TestRetry (0.01s)\n" + bigText(r, 100+r.IntN(400))}}}
+			Parts: []session.Part{{Kind: session.PartToolResult, Text: "--- FAIL: TestRetry (0.01s)\n" + codetext.Text(r, 100+r.IntN(400))}}}
 	case 6:
 		m = &session.Message{Role: session.RoleAssistant, Model: model,
-			Parts: []session.Part{{Kind: session.PartText, Text: bigText(r, 100+r.IntN(600))}}}
+			Parts: []session.Part{{Kind: session.PartText, Text: codetext.Text(r, 100+r.IntN(600))}}}
 	default:
 		m = &session.Message{Role: session.RoleUser,
-			Parts: []session.Part{{Kind: session.PartText, Text: "thanks, now " + bigText(r, 20+r.IntN(100))}}}
+			Parts: []session.Part{{Kind: session.PartText, Text: "thanks, now " + codetext.Text(r, 20+r.IntN(100))}}}
 	}
 	m.CreatedAt = at
 	return m

@@ -789,7 +789,8 @@ type DerivedBuilder struct {
 	// expect is the Seqs of the messages to come (Expect), how many
 	// candidates there were before them, and the part of them at which
 	// the candidates' table is next made to their measure (16: a
-	// sixteenth; 0: no more, or not told).
+	// sixteenth; 1: at their end, where it already is; 0: no more, or not
+	// told).
 	expect struct {
 		from, to uint64
 		had      int
@@ -853,11 +854,8 @@ func (b *DerivedBuilder) AddPrepared(p *Prepared) {
 		if done*b.expect.part >= all {
 			had := b.expect.had
 			b.cands.reserve(had + int(uint64(b.cands.list.n-had)*all/min(done, all)))
-			for b.expect.part > 1 && done*b.expect.part >= all {
+			for b.expect.part > 0 && done*b.expect.part >= all {
 				b.expect.part /= 2
-			}
-			if b.expect.part == 1 {
-				b.expect.part = 0
 			}
 		}
 	}

@@ -21,13 +21,12 @@ const gatherRules = 3
 // start (windows.from), and every path decision they rest on (the decision
 // of each path the session names). A later Stream of the same content, for
 // the same tier, takes it with Resume instead of reading the session twice
-// more. The encoding is appended to
-// b; it is nil for a tier that gathers nothing, or when the result would
-// be longer than most bytes (the store holds no longer record, and making
-// it would only cost memory: on the UI benchmark's session, 89 MB, twice
-// over). It must be called once the gathering passes are done, and before
-// Next, which lets the texts go (Derived.Seal); after, or after Resume, it
-// is nil.
+// more. The encoding is appended to b; it is nil for a tier that gathers
+// nothing, or when the result would be longer than most bytes (the store
+// holds no longer record, and making it would only cost memory: on the UI
+// benchmark's session, 89 MB, twice over). It must be called once the
+// gathering passes are done, and before Next, which lets the texts go
+// (Derived.Seal); after, or after Resume, it is nil.
 func (s *Stream) Gathered(b []byte, most int) []byte {
 	if s.gather == nil {
 		return nil

@@ -181,12 +181,13 @@ func newWindows(set *fpSet, from []uint16) windows {
 	var w windows
 	// The strides: windowClasses' own, divided by shrink for a big set.
 	shrink := 1
+	stride := func(c int) int { return max(1, windowClasses[c].k/shrink) }
 	classOf := func(n int) (c, k int) {
 		if n > math.MaxUint16 { // a word or value too long for an entry's length: searched for plainly
 			return -1, 0
 		}
 		for c = 0; c < len(windowClasses); c++ {
-			k = max(1, windowClasses[c].k/shrink)
+			k = stride(c)
 			if n >= windowClasses[c].w+k-1 {
 				return c, k
 			}
@@ -219,7 +220,7 @@ func newWindows(set *fpSet, from []uint16) windows {
 		c, k = classOf(n)
 		o = int(from[i])
 		if c >= 0 && sharing(n, from[i]) {
-			c, k, o = shareClass, max(1, windowClasses[shareClass].k/shrink), o&^filedShare
+			c, k, o = shareClass, stride(shareClass), o&^filedShare
 		}
 		return c, k, o
 	}
@@ -248,7 +249,7 @@ func newWindows(set *fpSet, from []uint16) windows {
 		}
 	})
 	if share {
-		shareWindows(set, from, classOf, max(1, windowClasses[shareClass].k/shrink), ranges)
+		shareWindows(set, from, classOf, stride(shareClass), ranges)
 		common.count(set, classOf, func(i, c int) bool { return c < shareClass && from[i]&filedShare == 0 })
 	}
 	counts := make([][len(windowClasses) + 1]int, len(ranges))
@@ -279,7 +280,7 @@ func newWindows(set *fpSet, from []uint16) windows {
 	}
 	for c := range windowClasses {
 		if at[c+1] > 0 {
-			w.k[c] = max(1, windowClasses[c].k/shrink) // as classOf gives every fingerprint of the class
+			w.k[c] = stride(c)
 		}
 		at[c+1] += at[c]
 	}

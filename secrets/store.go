@@ -37,40 +37,22 @@ func Lookup(st *session.Store, id string, msgs []session.Message) (Found, Stats,
 	if len(msgs) == 0 {
 		return found, stats, nil
 	}
-	stored, err := storedRecords(st, id, msgs)
+	l, err := LookupLazy(st, id, msgs)
 	if err != nil {
 		return nil, stats, err
 	}
-	var todo []int
-	for i := range msgs {
-		m := &msgs[i]
-		if m.Role == session.RoleEvent {
-			continue
-		}
-		if fs, ok := decodeRecord(stored[m.Seq], contentHash(m)); ok {
+	results := make([][]Finding, len(msgs))
+	parallel(len(msgs), func(i int) { results[i] = l.Of(&msgs[i]) })
+	for i, fs := range results {
+		if msgs[i].Role != session.RoleEvent {
 			stats.Stored++
-			if len(fs) > 0 {
-				found[m.Seq] = fs
-			}
-			continue
 		}
-		todo = append(todo, i)
-	}
-	stats.Scanned = len(todo)
-	if len(todo) == 0 {
-		return found, stats, nil
-	}
-	results := make([][]Finding, len(todo))
-	parallel(len(todo), func(k int) { results[k] = Scan(&msgs[todo[k]]) })
-	recs := make(map[uint64][]byte, len(todo))
-	for k, i := range todo {
-		m := &msgs[i]
-		recs[m.Seq] = encodeRecord(contentHash(m), results[k])
-		if len(results[k]) > 0 {
-			found[m.Seq] = results[k]
+		if len(fs) > 0 {
+			found[msgs[i].Seq] = fs
 		}
 	}
-	st.PutScanRecords(id, recs) // best effort: see above
+	stats.Scanned = l.Save() // best effort: see above
+	stats.Stored -= stats.Scanned
 	return found, stats, nil
 }
 
@@ -92,8 +74,8 @@ func storedRecords(st *session.Store, id string, msgs []session.Message) (map[ui
 	return stored, err
 }
 
-// Lazy is Lookup for a caller that asks for the findings of only the
-// messages whose content it sends (redact.Context.Findings asks for none
+// Lazy is what Lookup is made of, for a caller that asks for the findings
+// of only the messages whose content it sends (redact.Context.Findings asks for none
 // of a message the tier withholds whole): the records kept of msgs are
 // read at once, but a message without a current one is scanned only when
 // Of asks for it, and Save keeps what was scanned. A tier's count then

@@ -93,21 +93,18 @@ func (x *Contexts) context(st *session.Store, pol *policy.Policy, sid, model str
 	if err != nil {
 		return ctx, err
 	}
-	d, err := x.derivedContext(st, pol, sid, model)
-	ctx.Derived = d.Derived
+	ctx.Derived, err = x.tierFingerprints(st, pol, sid, model)
 	return ctx, err
 }
 
-// derivedContext is the context of session sid's pages for model without
-// the credentials of any: the fingerprints, for a tier with derived =
-// "redact".
-func (x *Contexts) derivedContext(st *session.Store, pol *policy.Policy, sid, model string) (redact.Context, error) {
+// tierFingerprints is the fingerprints of session sid for model, for a
+// tier with derived = "redact" (nil for any other).
+func (x *Contexts) tierFingerprints(st *session.Store, pol *policy.Policy, sid, model string) (*redact.Derived, error) {
 	tier, _ := pol.TierFor(model)
 	if st == nil || !tier.RedactsDerived() {
-		return redact.Context{}, nil
+		return nil, nil
 	}
-	d, err := x.fingerprints(st, pol, sid, model)
-	return redact.Context{Derived: d}, err
+	return x.fingerprints(st, pol, sid, model)
 }
 
 // Ready reports whether pages of session sid can be built for model now,

@@ -55,10 +55,11 @@ func Count(x *Contexts, st *session.Store, pol *policy.Policy, sid, model string
 	// it (toPrompt: 0.3 s of CPU at a million messages), which no figure
 	// needs. Credentials are looked up only in what is sent
 	// (secrets.Lazy): a message the tier withholds whole is not scanned.
-	ctx, err := x.derivedContext(st, pol, sid, model)
+	d, err := x.tierFingerprints(st, pol, sid, model)
 	if err != nil {
 		return out, err
 	}
+	ctx := redact.Context{Derived: d}
 	var found *secrets.Lazy
 	if tier, _ := pol.TierFor(model); tier.RedactsSecrets() && st != nil {
 		if found, err = secrets.LookupLazy(st, sid, msgs); err != nil {

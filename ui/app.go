@@ -366,6 +366,8 @@ func (m *Model) opened(msg openedMsg) tea.Cmd {
 		return nil
 	}
 	t.opening = false
+	early := t.early
+	t.early = nil
 	if msg.err != nil {
 		m.setStatus("cannot open session: "+oneLine(msg.err), true)
 		return nil
@@ -378,6 +380,9 @@ func (m *Model) opened(msg openedMsg) tea.Cmd {
 	m.syncRedacted()
 	t.end()
 	m.openedForFind()
+	for _, k := range early {
+		cmds = append(cmds, m.panesKey(k))
+	}
 	return tea.Batch(cmds...)
 }
 

@@ -152,9 +152,19 @@ func (m *Model) promptKey(msg tea.KeyMsg) tea.Cmd {
 	return cmd
 }
 
+// maxEarlyKeys bounds the keys kept while a session opens (a held key
+// repeats fast; the open takes a tenth of a second).
+const maxEarlyKeys = 32
+
 // panesKey handles the stored | sent panes' own keys.
 func (m *Model) panesKey(msg tea.KeyMsg) tea.Cmd {
 	k, t := m.c.keys, m.tr
+	if t.opening {
+		if len(t.early) < maxEarlyKeys {
+			t.early = append(t.early, msg)
+		}
+		return nil
+	}
 	t.follow = false
 	switch {
 	case key.Matches(msg, k.Down):

@@ -43,7 +43,10 @@ type transcript struct {
 	// opening: the session is being opened; until it is, its count is not
 	// known, and an empty pane means loading, not an empty session.
 	opening bool
-	gen     int // bumped on every (re)open, to drop late pages
+	// early are the pane keys pressed while opening, played once it is
+	// open: a key is never lost to the open's jump to the end.
+	early []tea.KeyMsg
+	gen   int // bumped on every (re)open, to drop late pages
 
 	pages   map[uint64]*page
 	loading map[uint64]bool
@@ -107,6 +110,7 @@ func newTranscript(c *common) *transcript {
 func (t *transcript) reset(sid string) {
 	t.sid, t.title, t.count = sid, "", 0
 	t.opening = sid != ""
+	t.early = nil
 	t.gen++
 	t.pages = map[uint64]*page{}
 	t.loading = map[uint64]bool{}

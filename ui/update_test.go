@@ -381,3 +381,47 @@ func chatTurn(m *Model, prompt string) {
 	}
 	drive(m, keyMsg("enter"))
 }
+
+// Keys pressed on the panes while the session is still opening act on it
+// once it is open: here n comes after the counts and before the session's
+// pages (an order CI met under the race detector), and lands on the first
+// redaction instead of being overridden by the open's jump to the end.
+func TestKeysWhileOpeningActOnceOpen(t *testing.T) {
+	m := fixtureModel(t, "demo/limited")
+	drive(m, tea.WindowSizeMsg{Width: 120, Height: 40})
+	var held []tea.Msg
+	holdOpened(m, func() tea.Msg { return m.Init()() }, &held)
+	if len(held) != 1 || !m.tr.opening {
+		t.Fatalf("held %d messages, opening %v: want the open held back", len(held), m.tr.opening)
+	}
+	if c := m.counter.get(countKey{m.tr.sid, m.c.model}); c == nil || len(c.Redacted) != 2 {
+		t.Fatalf("counts before the open: %+v", c)
+	}
+	drive(m, keyMsg("g"), keyMsg("n"), keyMsg("n"))
+	drive(m, held...)
+	if m.tr.sel != 5 || !strings.Contains(m.statusLine(), "redaction 2/2") {
+		t.Fatalf("after g n n while opening: current #%d, status %q; want #5, redaction 2/2", m.tr.sel, m.statusLine())
+	}
+	if pos, ok := m.tr.relPos(5); !ok || pos < 0 || pos >= m.tr.height {
+		t.Fatalf("#5 is not on screen (row %d, %v)", pos, ok)
+	}
+}
+
+// holdOpened runs cmd as runCmd does but keeps the session's open back.
+func holdOpened(m *Model, cmd tea.Cmd, held *[]tea.Msg) {
+	if cmd == nil {
+		return
+	}
+	switch msg := cmd().(type) {
+	case nil, tea.QuitMsg:
+	case openedMsg:
+		*held = append(*held, msg)
+	case tea.BatchMsg:
+		for _, c := range msg {
+			holdOpened(m, c, held)
+		}
+	default:
+		_, next := m.Update(msg)
+		holdOpened(m, next, held)
+	}
+}

@@ -230,12 +230,18 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.MouseMsg:
 		cmds = append(cmds, m.mouse(msg))
 	case tea.KeyMsg:
-		cmd, quit := m.key(msg)
-		if quit {
-			m.chat.stop()
-			return m, tea.Quit
+		for _, k := range keystrokes(msg) {
+			asked := m.dialog
+			cmd, quit := m.key(k)
+			if quit {
+				m.chat.stop()
+				return m, tea.Quit
+			}
+			cmds = append(cmds, cmd)
+			if _, del := m.dialog.(*deleteDialog); del && m.dialog != asked {
+				break // a burst never answers the question it raised
+			}
 		}
-		cmds = append(cmds, cmd)
 	case sessionsMsg:
 		cmds = append(cmds, m.gotSessions(msg))
 	case openedMsg:

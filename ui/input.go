@@ -152,6 +152,24 @@ func (m *Model) promptKey(msg tea.KeyMsg) tea.Cmd {
 	return cmd
 }
 
+// keystrokes are the keys msg holds. Bubble Tea (v1) reports the
+// printable runes of one read of the terminal as one message: keys typed
+// faster than it reads them — a held j while a count keeps both cores
+// busy, tmux send-keys g n — came as "jj" or "gn", which matched no key
+// and were lost. They are taken one by one, as typed; a paste (the
+// terminal marks it) stays text.
+func keystrokes(msg tea.KeyMsg) []tea.KeyMsg {
+	if msg.Type != tea.KeyRunes || msg.Paste || len(msg.Runes) < 2 {
+		return []tea.KeyMsg{msg}
+	}
+	out := make([]tea.KeyMsg, len(msg.Runes))
+	for i, r := range msg.Runes {
+		// An alt prefix (an escape before the run) is the first key's.
+		out[i] = tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}, Alt: msg.Alt && i == 0}
+	}
+	return out
+}
+
 // maxEarlyKeys bounds the keys kept while a session opens (a held key
 // repeats fast; the open takes a tenth of a second).
 const maxEarlyKeys = 32

@@ -425,3 +425,48 @@ func holdOpened(m *Model, cmd tea.Cmd, held *[]tea.Msg) {
 		holdOpened(m, next, held)
 	}
 }
+
+// Keys typed faster than the terminal is read come as one message of
+// several runes (Bubble Tea v1): each is taken as the key it is.
+func TestKeysReadTogetherActEachAsTyped(t *testing.T) {
+	burst := func(s string) tea.KeyMsg { return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s)} }
+	m := ready(t, "demo/limited", 120, 40)
+	drive(m, burst("kk"))
+	if m.tr.sel != 7 {
+		t.Fatalf("kk read together: current #%d, want #7", m.tr.sel)
+	}
+	drive(m, burst("gn"))
+	if m.tr.sel != 3 || !strings.Contains(m.statusLine(), "redaction 1/2") {
+		t.Fatalf("gn read together: current #%d, status %q", m.tr.sel, m.statusLine())
+	}
+	// A paste is text, not keys.
+	drive(m, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("jjj"), Paste: true})
+	if m.tr.sel != 3 {
+		t.Fatalf("a pasted jjj moved the cursor to #%d", m.tr.sel)
+	}
+	// Typed into the session filter as into any field: / opens it, the rest is its text.
+	drive(m, burst("/tour"))
+	if got := m.list.l.FilterValue(); got != "tour" {
+		t.Fatalf("filter after /tour read together: %q", got)
+	}
+}
+
+// A burst that opens the delete question does not answer it: a paste in
+// a terminal that does not mark pastes, or keys run together, must not
+// delete a session. The y typed after it does.
+func TestBurstNeverConfirmsADelete(t *testing.T) {
+	m := ready(t, "demo/limited", 120, 40)
+	drive(m, keyMsg("tab"))
+	h, _ := m.list.selected()
+	drive(m, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("dy")})
+	if _, ok := m.dialog.(*deleteDialog); !ok {
+		t.Fatalf("d did not ask: dialog %T", m.dialog)
+	}
+	if _, err := m.c.store.Get(h.ID); err != nil {
+		t.Fatalf("the burst dy deleted the session: %v", err)
+	}
+	drive(m, keyMsg("y"))
+	if _, err := m.c.store.Get(h.ID); err == nil {
+		t.Fatal("y after the question did not delete the session")
+	}
+}

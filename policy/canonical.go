@@ -123,17 +123,20 @@ func resolve(path string, links *int) (string, error) {
 
 // procTarget refuses what a /proc link (fd/N, cwd, root, exe, map_files)
 // leads to when it is no path: a file deleted while a process holds it
-// open reads "…/.env (deleted)", which no deny pattern matches, and pipes
-// and sockets read "pipe:[123]". Neither can be decided, so both are
-// denied, for every tier.
+// open reads "…/.env (deleted)", which no deny pattern matches, and pipes,
+// sockets and namespaces read "pipe:[123]", "anon_inode:[eventfd]".
+// Neither can be decided, so both are denied, for every tier. /proc's
+// plain links are paths, some relative: self reads "1234", thread-self
+// "1234/task/1235", mounts "self/mounts"; those are followed.
 func procTarget(link, target string) error {
 	if !strings.HasPrefix(link, "/proc/") {
 		return nil
 	}
+	first, _, _ := strings.Cut(target, "/")
 	switch {
 	case strings.HasSuffix(target, " (deleted)"):
 		return fmt.Errorf("cannot resolve %s: it leads to a deleted file (%s)", link, target)
-	case !strings.HasPrefix(target, "/"):
+	case target == "" || strings.Contains(first, ":"):
 		return fmt.Errorf("cannot resolve %s: it leads to %s, not a file", link, target)
 	}
 	return nil

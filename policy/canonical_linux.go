@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"errors"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -31,7 +32,12 @@ func kernelResolve(abs string) (string, bool) {
 	var buf [unix.PathMax + 1]byte
 	n, err := unix.Readlink("/proc/self/fd/"+strconv.Itoa(fd), buf[:])
 	if err != nil {
-		noProcFD.Store(true)
+		// Only a missing /proc turns this off: a path the kernel cannot
+		// write back (longer than a page) fails here too, and must not
+		// send every later path, for the rest of the process, to the walk.
+		if errors.Is(err, unix.ENOENT) {
+			noProcFD.Store(true)
+		}
 		return "", false
 	}
 	if n >= unix.PathMax {

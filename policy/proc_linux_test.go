@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -61,5 +62,59 @@ func TestProcLinksToDeletedFilesAreDenied(t *testing.T) {
 	// /proc/self/cwd and root are folders, not deleted: they resolve.
 	if c, err := Canonical("/proc/self/root/etc"); err != nil || c != "/etc" {
 		t.Errorf("/proc/self/root/etc: %q, %v", c, err)
+	}
+}
+
+// The walk (where the kernel's one open cannot answer) follows /proc's own
+// links as the kernel does: self and thread-self lead to the process's
+// folder (their targets, "1234" and "1234/task/1235", are relative), and
+// mounts to self/mounts.
+func TestProcSelfByTheWalk(t *testing.T) {
+	dir, _ := filepath.EvalSymlinks(t.TempDir())
+	file := filepath.Join(dir, "key.txt")
+	if err := os.WriteFile(file, []byte("k"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{
+		"/proc/self/root" + file,
+		"/proc/thread-self/root" + file,
+	} {
+		links := 0
+		got, err := resolve(path, &links)
+		if err != nil || got != file {
+			t.Errorf("walk of %s = %q, %v; want %s", path, got, err, file)
+		}
+	}
+	// Past self, the walk refuses what the kernel's open does: a deleted
+	// file held open, a pipe.
+	gone := filepath.Join(dir, ".env")
+	os.WriteFile(gone, []byte("TOKEN=x\n"), 0o644)
+	f, err := os.Open(gone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	os.Remove(gone)
+	r, w, _ := os.Pipe()
+	defer r.Close()
+	defer w.Close()
+	for _, path := range []string{
+		fmt.Sprintf("/proc/self/fd/%d", f.Fd()),
+		fmt.Sprintf("/proc/thread-self/fd/%d", f.Fd()),
+		fmt.Sprintf("/proc/self/fd/%d", r.Fd()),
+	} {
+		links := 0
+		if got, err := resolve(path, &links); err == nil {
+			t.Errorf("walk of %s resolved to %q", path, got)
+		}
+	}
+	wd, _ := os.Getwd()
+	wd, _ = filepath.EvalSymlinks(wd)
+	links := 0
+	if got, err := resolve("/proc/self/cwd", &links); err != nil || got != wd {
+		t.Errorf("walk of /proc/self/cwd = %q, %v; want %s", got, err, wd)
+	}
+	if got, err := resolve("/proc/mounts", &links); err != nil || !strings.HasPrefix(got, "/proc/") || !strings.HasSuffix(got, "/mounts") {
+		t.Errorf("walk of /proc/mounts = %q, %v", got, err)
 	}
 }

@@ -47,10 +47,12 @@ func start(t *testing.T, m *Model, w, h int) *prog {
 	return &prog{t: t, tm: tm, p: p}
 }
 
-// waitFrame waits until the latest frame contains every one of want.
+// waitFrame waits until the latest frame contains every one of want. The
+// wait is long (frames come in milliseconds): only a frame that never
+// comes should fail, not a busy machine running the race detector.
 func (s *prog) waitFrame(want ...string) {
 	s.t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(frameWait)
 	for {
 		f := s.p.frame.Load().(string)
 		ok := true
@@ -72,13 +74,15 @@ func (s *prog) waitFrame(want ...string) {
 
 func (s *prog) press(k string) { s.tm.Send(keyMsg(k)) }
 
+const frameWait = 30 * time.Second
+
 // finish quits and compares the final frame with the golden file.
 func (s *prog) finish() {
 	s.t.Helper()
 	if err := s.tm.Quit(); err != nil {
 		s.t.Fatal(err)
 	}
-	fm := s.tm.FinalModel(s.t, teatest.WithFinalTimeout(5*time.Second))
+	fm := s.tm.FinalModel(s.t, teatest.WithFinalTimeout(frameWait))
 	golden.RequireEqual(s.t, []byte(fm.View()))
 }
 

@@ -168,8 +168,7 @@ func joinText(m *session.Message) string {
 // credentials found in them, read from the store where it keeps them and
 // scanned (then kept) where it does not. For other tiers it reads nothing.
 func Context(st *session.Store, id string, msgs []session.Message, model string, p *policy.Policy) (redact.Context, error) {
-	tier, _ := p.TierFor(model)
-	if !tier.RedactsSecrets() || st == nil {
+	if !keepsFindings(st, model, p) {
 		return redact.Context{}, nil
 	}
 	found, _, err := secrets.Lookup(st, id, msgs)
@@ -177,4 +176,26 @@ func Context(st *session.Store, id string, msgs []session.Message, model string,
 		return redact.Context{}, err
 	}
 	return redact.Context{Findings: found.Of}, nil
+}
+
+// LazyContext is Context for a caller that redacts msgs once and needs
+// only what is sent of them (a count): the kept findings are read at once,
+// but a message without any is scanned only when the redaction asks for it
+// (secrets.Lazy), never for one the tier withholds whole. The caller saves
+// what was scanned (Lazy.Save); lazy is nil where Context reads nothing.
+func LazyContext(st *session.Store, id string, msgs []session.Message, model string, p *policy.Policy) (ctx redact.Context, lazy *secrets.Lazy, err error) {
+	if !keepsFindings(st, model, p) {
+		return redact.Context{}, nil, nil
+	}
+	if lazy, err = secrets.LookupLazy(st, id, msgs); err != nil {
+		return redact.Context{}, nil, err
+	}
+	return redact.Context{Findings: lazy.Of}, lazy, nil
+}
+
+// keepsFindings reports whether model's tier redacts credentials and st is
+// there to keep what scanning finds.
+func keepsFindings(st *session.Store, model string, p *policy.Policy) bool {
+	tier, _ := p.TierFor(model)
+	return tier.RedactsSecrets() && st != nil
 }

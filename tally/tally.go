@@ -19,7 +19,7 @@ import (
 
 	"github.com/scrim-dev/scrim/policy"
 	"github.com/scrim-dev/scrim/redact"
-	"github.com/scrim-dev/scrim/secrets"
+	"github.com/scrim-dev/scrim/runner"
 	"github.com/scrim-dev/scrim/session"
 )
 
@@ -54,20 +54,17 @@ func Count(x *Contexts, st *session.Store, pol *policy.Policy, sid, model string
 	// What the request builder sends, less the provider's prompt made of
 	// it (toPrompt: 0.3 s of CPU at a million messages), which no figure
 	// needs. Credentials are looked up only in what is sent
-	// (secrets.Lazy): a message the tier withholds whole is not scanned.
+	// (runner.LazyContext): a message the tier withholds whole is not
+	// scanned.
 	d, err := x.tierFingerprints(st, pol, sid, model)
 	if err != nil {
 		return out, err
 	}
-	ctx := redact.Context{Derived: d}
-	var found *secrets.Lazy
-	if tier, _ := pol.TierFor(model); tier.RedactsSecrets() && st != nil {
-		if found, err = secrets.LookupLazy(st, sid, msgs); err != nil {
-			return out, err
-		}
-		ctx.Findings = found.Of
+	ctx, found, err := runner.LazyContext(st, sid, msgs, model, pol)
+	if err != nil {
+		return out, err
 	}
-	ctx.Memo = x.decisions(pol, sid, model)
+	ctx.Derived, ctx.Memo = d, x.decisions(pol, sid, model)
 	hist, rep := redact.HistoryWith(msgs, model, pol, ctx)
 	if found != nil {
 		found.Save()

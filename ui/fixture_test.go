@@ -174,7 +174,11 @@ func drive(m *Model, msgs ...tea.Msg) {
 	}
 }
 
-func runCmd(m *Model, cmd tea.Cmd) {
+func runCmd(m *Model, cmd tea.Cmd) { runHolding(m, cmd, nil, nil) }
+
+// runHolding is runCmd that keeps back in *held, not handed to Update, the
+// messages hold picks.
+func runHolding(m *Model, cmd tea.Cmd, hold func(tea.Msg) bool, held *[]tea.Msg) {
 	if cmd == nil {
 		return
 	}
@@ -182,12 +186,16 @@ func runCmd(m *Model, cmd tea.Cmd) {
 	case nil:
 	case tea.BatchMsg:
 		for _, c := range msg {
-			runCmd(m, c)
+			runHolding(m, c, hold, held)
 		}
 	case tea.QuitMsg:
 	default:
+		if hold != nil && hold(msg) {
+			*held = append(*held, msg)
+			return
+		}
 		_, next := m.Update(msg)
-		runCmd(m, next)
+		runHolding(m, next, hold, held)
 	}
 }
 

@@ -390,7 +390,8 @@ func TestKeysWhileOpeningActOnceOpen(t *testing.T) {
 	m := fixtureModel(t, "demo/limited")
 	drive(m, tea.WindowSizeMsg{Width: 120, Height: 40})
 	var held []tea.Msg
-	holdOpened(m, func() tea.Msg { return m.Init()() }, &held)
+	opened := func(msg tea.Msg) bool { _, ok := msg.(openedMsg); return ok }
+	runHolding(m, func() tea.Msg { return m.Init()() }, opened, &held)
 	if len(held) != 1 || !m.tr.opening {
 		t.Fatalf("held %d messages, opening %v: want the open held back", len(held), m.tr.opening)
 	}
@@ -404,25 +405,6 @@ func TestKeysWhileOpeningActOnceOpen(t *testing.T) {
 	}
 	if pos, ok := m.tr.relPos(5); !ok || pos < 0 || pos >= m.tr.height {
 		t.Fatalf("#5 is not on screen (row %d, %v)", pos, ok)
-	}
-}
-
-// holdOpened runs cmd as runCmd does but keeps the session's open back.
-func holdOpened(m *Model, cmd tea.Cmd, held *[]tea.Msg) {
-	if cmd == nil {
-		return
-	}
-	switch msg := cmd().(type) {
-	case nil, tea.QuitMsg:
-	case openedMsg:
-		*held = append(*held, msg)
-	case tea.BatchMsg:
-		for _, c := range msg {
-			holdOpened(m, c, held)
-		}
-	default:
-		_, next := m.Update(msg)
-		holdOpened(m, next, held)
 	}
 }
 

@@ -247,3 +247,73 @@ func TestExportMarkdownGolden(t *testing.T) {
 	out = regexp.MustCompile(`call\\_[0-9a-f]+`).ReplaceAllString(out, "CALL")
 	golden.RequireEqual(t, out)
 }
+
+// bigExportPolicy denies one package of the generated session's 50
+// (bigMessage) and redacts derived content and credentials.
+const bigExportPolicy = `
+default_tier = "cloud"
+
+[tiers.cloud]
+label   = "cloud"
+read    = ["/**"]
+deny    = ["/home/dev/src/app/pkg3/**"]
+derived = "redact"
+secrets = "redact"
+`
+
+// An export redacts the session once: its messages wait in a spool beside
+// the output while the report for its top is counted. Where there is no
+// room for the spool (here: no temporary folder for an export to standard
+// output) it redacts twice and writes the same bytes. Not parallel: it
+// counts the passes of every export.
+func TestExportRedactsOnce(t *testing.T) {
+	isolate(t)
+	dir := t.TempDir()
+	store, pol := filepath.Join(dir, "store"), filepath.Join(dir, "policy.toml")
+	must(t, os.WriteFile(pol, []byte(bigExportPolicy), 0o644))
+	id := writeBigSession(t, store, 2000) // about 1.4 MB: past what a spool keeps in memory
+	args := func(format string, more ...string) []string {
+		return append([]string{"--store", store, "--policy", pol, "export", id, "--model", "anthropic/claude-sonnet-4-5", "--format", format}, more...)
+	}
+	for _, format := range exportFormats {
+		exportPasses.Store(0)
+		once, stderr, code := scrim(t, "", args(format)...)
+		if code != exitOK || exportPasses.Load() != 1 {
+			t.Fatalf("%s: exit %d after %d passes: %s", format, code, exportPasses.Load(), stderr)
+		}
+		if len(once) <= spoolMemory || !strings.Contains(once, "pkg3/file") || !strings.Contains(once, `filtered — trust tier \"cloud\"`) &&
+			!strings.Contains(once, `filtered — trust tier "cloud"`) && !strings.Contains(once, "filtered — trust tier &#34;cloud&#34;") {
+			t.Fatalf("%s: %d bytes, no placeholder for pkg3", format, len(once))
+		}
+
+		exportPasses.Store(0)
+		dst := filepath.Join(dir, "out."+format)
+		if _, stderr, code := scrim(t, "", args(format, "-o", dst)...); code != exitOK || exportPasses.Load() != 1 {
+			t.Fatalf("%s -o: exit %d after %d passes: %s", format, code, exportPasses.Load(), stderr)
+		}
+		got, err := os.ReadFile(dst)
+		must(t, err)
+		if string(got) != once {
+			t.Fatalf("%s -o: the file differs from standard output", format)
+		}
+		left, err := os.ReadDir(dir)
+		must(t, err)
+		for _, e := range left {
+			if strings.HasPrefix(e.Name(), ".") {
+				t.Fatalf("%s -o: %s left behind", format, e.Name())
+			}
+		}
+
+		cmd := scrimProcess(t, args(format)...)
+		cmd.Env = append(cmd.Env, "TMPDIR="+filepath.Join(dir, "missing"))
+		var errb strings.Builder
+		cmd.Stderr = &errb
+		twice, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%s without a temporary folder: %v: %s", format, err, errb.String())
+		}
+		if string(twice) != once {
+			t.Fatalf("%s without a temporary folder: %d bytes, not the %d of one pass", format, len(twice), len(once))
+		}
+	}
+}

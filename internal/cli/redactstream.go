@@ -266,12 +266,25 @@ var errStopped = errors.New("stopped")
 // file, so that it stays bounded however long the session. Where no
 // temporary file can be made (a read-only or missing TMPDIR), it goes on
 // in memory: the command's memory grows, but it does its job.
+//
+// A spool that must stay bounded (strict) instead fails where it would go
+// on in memory, and says so with a *spoolError, as it does when its file
+// cannot be written (a full disk): its caller has a way that needs no room.
 type spool struct {
 	mem    bytes.Buffer
 	file   *os.File
 	w      *bufio.Writer
-	inside bool // no temporary file could be made: all in mem
+	inside bool   // no temporary file could be made: all in mem
+	dir    string // where the temporary file goes: "" for the system's
+	strict bool
+	err    error // a strict spool's first failure, returned by every write after it
 }
+
+// spoolError is a strict spool's failure to keep what it was given.
+type spoolError struct{ err error }
+
+func (e *spoolError) Error() string { return "spool: " + e.err.Error() }
+func (e *spoolError) Unwrap() error { return e.err }
 
 // spoolMemory is what a spool holds before it goes to a file. The
 // per-message reports of the 20k benchmark session are 600 KB, and the
@@ -281,14 +294,20 @@ type spool struct {
 const spoolMemory = 256 << 10
 
 func (s *spool) Write(p []byte) (int, error) {
+	if s.err != nil {
+		return 0, s.err // sticky, as a bufio.Writer's: the writers check once a message
+	}
 	if s.w != nil {
-		return s.w.Write(p)
+		return s.kept(s.w.Write(p))
 	}
 	if s.inside || s.mem.Len()+len(p) <= spoolMemory {
 		return s.mem.Write(p)
 	}
-	f, err := os.CreateTemp("", "scrim-spool-*")
+	f, err := os.CreateTemp(s.dir, ".scrim-spool-*")
 	if err != nil {
+		if s.strict {
+			return s.kept(0, err)
+		}
 		s.inside = true
 		return s.mem.Write(p)
 	}
@@ -297,10 +316,20 @@ func (s *spool) Write(p []byte) (int, error) {
 	os.Remove(f.Name())
 	s.file, s.w = f, bufio.NewWriterSize(f, 64<<10)
 	if _, err := s.mem.WriteTo(s.w); err != nil {
-		return 0, err
+		return s.kept(0, err)
 	}
 	s.mem = bytes.Buffer{}
-	return s.w.Write(p)
+	return s.kept(s.w.Write(p))
+}
+
+// kept passes on a write to the spool's file, its failure a *spoolError
+// for a strict spool.
+func (s *spool) kept(n int, err error) (int, error) {
+	if err != nil && s.strict {
+		s.err = &spoolError{err}
+		return n, s.err
+	}
+	return n, err
 }
 
 // WriteTo writes everything spooled to w.
@@ -327,5 +356,6 @@ func (s *spool) Close() error {
 	if os.IsNotExist(err) {
 		err = nil
 	}
+	s.file, s.w = nil, nil
 	return err
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"io"
@@ -264,20 +263,26 @@ var errStopped = errors.New("stopped")
 // spool holds what a streaming command writes only at its end, after
 // figures known only then: in memory up to spoolMemory, then in a temporary
 // file, so that it stays bounded however long the session. Where no
-// temporary file can be made (a read-only or missing TMPDIR), it goes on
-// in memory: the command's memory grows, but it does its job.
+// temporary file can be made (a read-only or missing TMPDIR) or written (a
+// full one), it goes on in memory, what its file held read back: the
+// command's memory grows, but it does its job.
 //
 // A spool that must stay bounded (strict) instead fails where it would go
-// on in memory, and says so with a *spoolError, as it does when its file
-// cannot be written (a full disk): its caller has a way that needs no room.
+// on in memory, and says so with a *spoolError: its caller has a way that
+// needs no room.
 type spool struct {
+	// mem holds everything while there is no file; then what is not
+	// written to it yet, written a spoolChunk at a time.
 	mem    bytes.Buffer
 	file   *os.File
-	w      *bufio.Writer
-	inside bool   // no temporary file could be made: all in mem
-	dir    string // where the temporary file goes: "" for the system's
+	named  bool // file could not be unlinked when made: Close removes it
+	inside bool // in memory for good: no file could be made or written
+	dir    string
 	strict bool
-	err    error // a strict spool's first failure, returned by every write after it
+	err    error // a strict spool's failure, returned by every write after it
+	// create makes the file, in dir ("": the system's temporary
+	// folder), unlinked where the system allows it; nil: makeSpoolFile.
+	create func(dir string) (f *os.File, named bool, err error)
 }
 
 // spoolError is a strict spool's failure to keep what it was given.
@@ -293,43 +298,73 @@ func (e *spoolError) Unwrap() error { return e.err }
 // MiB at its peak, at 256 KiB 18.0-18.3 (show: 10.6-10.8 MiB).
 const spoolMemory = 256 << 10
 
-func (s *spool) Write(p []byte) (int, error) {
-	if s.err != nil {
-		return 0, s.err // sticky, as a bufio.Writer's: the writers check once a message
-	}
-	if s.w != nil {
-		return s.kept(s.w.Write(p))
-	}
-	if s.inside || s.mem.Len()+len(p) <= spoolMemory {
-		return s.mem.Write(p)
-	}
-	f, err := os.CreateTemp(s.dir, ".scrim-spool-*")
+// spoolChunk is how much a spool with a file gathers before writing it.
+const spoolChunk = 64 << 10
+
+// makeSpoolFile makes a temporary file in dir, gone from the folder at once
+// where the system allows it: nothing is left behind, however the command
+// ends.
+func makeSpoolFile(dir string) (*os.File, bool, error) {
+	f, err := os.CreateTemp(dir, ".scrim-spool-*")
 	if err != nil {
-		if s.strict {
-			return s.kept(0, err)
-		}
-		s.inside = true
-		return s.mem.Write(p)
+		return nil, false, err
 	}
-	// Gone from the folder at once where the system allows it: nothing is
-	// left behind, however the command ends.
-	os.Remove(f.Name())
-	s.file, s.w = f, bufio.NewWriterSize(f, 64<<10)
-	if _, err := s.mem.WriteTo(s.w); err != nil {
-		return s.kept(0, err)
-	}
-	s.mem = bytes.Buffer{}
-	return s.kept(s.w.Write(p))
+	return f, os.Remove(f.Name()) != nil, nil
 }
 
-// kept passes on a write to the spool's file, its failure a *spoolError
-// for a strict spool.
-func (s *spool) kept(n int, err error) (int, error) {
-	if err != nil && s.strict {
-		s.err = &spoolError{err}
-		return n, s.err
+// Write takes all of p, or fails (a strict spool only, stickily, as a
+// bufio.Writer does: the writers check once a message).
+func (s *spool) Write(p []byte) (int, error) {
+	if s.err != nil {
+		return 0, s.err
 	}
-	return n, err
+	s.mem.Write(p)
+	switch {
+	case s.inside, s.file == nil && s.mem.Len() <= spoolMemory, s.file != nil && s.mem.Len() < spoolChunk:
+		return len(p), nil
+	}
+	if s.file == nil {
+		create := s.create
+		if create == nil {
+			create = makeSpoolFile
+		}
+		f, named, err := create(s.dir)
+		if err != nil {
+			return s.noRoom(len(p), err)
+		}
+		s.file, s.named = f, named
+	}
+	// On a short write the buffer keeps what the file did not take.
+	if _, err := s.mem.WriteTo(s.file); err != nil {
+		return s.noRoom(len(p), err)
+	}
+	return len(p), nil
+}
+
+// noRoom is the spool's answer when its file cannot be made or written: a
+// strict spool fails; another goes on in memory, with what its file took
+// read back.
+func (s *spool) noRoom(n int, err error) (int, error) {
+	if s.strict {
+		s.err = &spoolError{err}
+		return 0, s.err
+	}
+	if s.file != nil {
+		size, err := s.file.Seek(0, io.SeekCurrent)
+		if err != nil {
+			return 0, err
+		}
+		var all bytes.Buffer
+		all.Grow(int(size) + s.mem.Len())
+		if _, err := io.Copy(&all, io.NewSectionReader(s.file, 0, size)); err != nil {
+			return 0, err
+		}
+		all.Write(s.mem.Bytes())
+		s.mem = all
+		s.Close()
+	}
+	s.inside = true
+	return n, nil
 }
 
 // WriteTo writes everything spooled to w.
@@ -337,25 +372,29 @@ func (s *spool) WriteTo(w io.Writer) (int64, error) {
 	if s.file == nil {
 		return s.mem.WriteTo(w)
 	}
-	if err := s.w.Flush(); err != nil {
-		return 0, err
-	}
 	if _, err := s.file.Seek(0, io.SeekStart); err != nil {
 		return 0, err
 	}
-	return io.Copy(w, s.file)
+	n, err := io.Copy(w, s.file)
+	if err != nil {
+		return n, err
+	}
+	m, err := s.mem.WriteTo(w)
+	return n + m, err
 }
 
-// Close removes the temporary file, if there is one.
+// Close closes the temporary file, if there is one, and removes it if it
+// could not be unlinked when it was made.
 func (s *spool) Close() error {
 	if s.file == nil {
 		return nil
 	}
-	s.file.Close()
-	err := os.Remove(s.file.Name())
-	if os.IsNotExist(err) {
-		err = nil
+	err := s.file.Close()
+	if s.named {
+		if rerr := os.Remove(s.file.Name()); !os.IsNotExist(rerr) {
+			err = rerr
+		}
 	}
-	s.file, s.w = nil, nil
+	s.file, s.named = nil, false
 	return err
 }

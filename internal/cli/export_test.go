@@ -248,19 +248,6 @@ func TestExportMarkdownGolden(t *testing.T) {
 	golden.RequireEqual(t, out)
 }
 
-// bigExportPolicy denies one package of the generated session's 50
-// (bigMessage) and redacts derived content and credentials.
-const bigExportPolicy = `
-default_tier = "cloud"
-
-[tiers.cloud]
-label   = "cloud"
-read    = ["/**"]
-deny    = ["/home/dev/src/app/pkg3/**"]
-derived = "redact"
-secrets = "redact"
-`
-
 // An export redacts the session once: its messages wait in a spool beside
 // the output while the report for its top is counted. Where there is no
 // room for the spool (here: no temporary folder for an export to standard
@@ -270,7 +257,7 @@ func TestExportRedactsOnce(t *testing.T) {
 	isolate(t)
 	dir := t.TempDir()
 	store, pol := filepath.Join(dir, "store"), filepath.Join(dir, "policy.toml")
-	must(t, os.WriteFile(pol, []byte(bigExportPolicy), 0o644))
+	must(t, os.WriteFile(pol, []byte(bigPolicy), 0o644)) // the cloud tier: derived and secrets
 	id := writeBigSession(t, store, 2000) // about 1.4 MB: past what a spool keeps in memory
 	args := func(format string, more ...string) []string {
 		return append([]string{"--store", store, "--policy", pol, "export", id, "--model", "anthropic/claude-sonnet-4-5", "--format", format}, more...)

@@ -2,6 +2,7 @@ package search
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -121,4 +122,76 @@ func BenchmarkMayMatch(b *testing.B) {
 			}
 		})
 	}
+}
+
+// A literal query found byte by byte matches exactly where RE2 finds it:
+// the same places, case folded the same (not for K, S and any non-ASCII
+// query, which go to RE2 itself).
+func FuzzLiteralFind(f *testing.F) {
+	for _, s := range [][2]string{
+		{"a deadline, DEADLINE, DeadLine", "deadline"},
+		{"Deadline and deadline", "Deadline"},
+		{"the \u212aelvin sign, kelvin, KELVIN", "kelvin"},
+		{"long \u017f and s", "s"},
+		{"aaaa", "aa"},
+		{"bad \xff\xfe utf8 \xffx", "x"},
+		{"ÅNGSTRÖM å", "å"},
+		{"\u0130 dotted I, i, I", "i"},
+		{"mixed {Case} [x] (y) 1.5*", "{case} [x]"},
+		{"", "q"},
+	} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, text, query string) {
+		m, err := newMatcher(query, false)
+		if err != nil {
+			return // empty
+		}
+		got, want := m.find(text, -1), m.re.FindAllStringIndex(text, -1)
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("find(%q, %q) = %v, RE2 %v (literal %q)", text, query, got, want, m.lit)
+		}
+		if n := len(want); n > 1 {
+			if got := m.find(text, n-1); fmt.Sprint(got) != fmt.Sprint(want[:n-1]) {
+				t.Fatalf("find(%q, %q, %d) = %v, want %v", text, query, n-1, got, want[:n-1])
+			}
+		}
+	})
+}
+
+func TestLiteralFindTakesTheShortWay(t *testing.T) {
+	for query, lit := range map[string]string{"deadline": "DEADLINE", "Deadline": "Deadline", "a.b": "A.B", "kelvin": "", "s": "", "å": ""} {
+		m, err := newMatcher(query, false)
+		if err != nil || m.lit != lit {
+			t.Errorf("%q: literal %q, want %q (%v)", query, m.lit, lit, err)
+		}
+	}
+	if m, _ := newMatcher("dead.ine", true); m.lit != "" {
+		t.Errorf("a regular expression taken as a literal: %q", m.lit)
+	}
+}
+
+// BenchmarkLiteralFind: a word in a 64 KiB tool result that holds it on
+// every line, by hand and by RE2, ignoring case.
+func BenchmarkLiteralFind(b *testing.B) {
+	var text strings.Builder
+	for text.Len() < 64<<10 {
+		text.WriteString("\t\tif err := ctx.Err(); err != nil { return fmt.Errorf(\"deadline: %w\", err) }\n")
+	}
+	m, err := newMatcher("deadline", false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("literal", func(b *testing.B) {
+		b.SetBytes(int64(text.Len()))
+		for b.Loop() {
+			m.find(text.String(), -1)
+		}
+	})
+	b.Run("re2", func(b *testing.B) {
+		b.SetBytes(int64(text.Len()))
+		for b.Loop() {
+			m.re.FindAllStringIndex(text.String(), -1)
+		}
+	})
 }

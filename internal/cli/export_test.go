@@ -257,8 +257,10 @@ func TestExportRedactsOnce(t *testing.T) {
 	isolate(t)
 	dir := t.TempDir()
 	store, pol := filepath.Join(dir, "store"), filepath.Join(dir, "policy.toml")
-	must(t, os.WriteFile(pol, []byte(bigPolicy), 0o644)) // the cloud tier: derived and secrets
-	id := writeBigSession(t, store, 2000) // about 1.4 MB: past what a spool keeps in memory
+	// The cloud tier redacts derived content and credentials; 2,000
+	// messages are about 1.4 MB, past what a spool keeps in memory.
+	must(t, os.WriteFile(pol, []byte(bigPolicy), 0o644))
+	id := writeBigSession(t, store, 2000)
 	args := func(format string, more ...string) []string {
 		return append([]string{"--store", store, "--policy", pol, "export", id, "--model", "anthropic/claude-sonnet-4-5", "--format", format}, more...)
 	}

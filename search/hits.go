@@ -8,8 +8,8 @@ import (
 
 	"github.com/scrim-dev/scrim/policy"
 	"github.com/scrim-dev/scrim/redact"
-	"github.com/scrim-dev/scrim/runner"
 	"github.com/scrim-dev/scrim/session"
+	"github.com/scrim-dev/scrim/tally"
 )
 
 // where names the kind of content part i of msg is.
@@ -143,70 +143,50 @@ type redactor struct {
 	st    *session.Store
 	model string
 	pol   *policy.Policy
+	ctxs  *tally.Contexts
 }
 
-func newRedactor(st *session.Store, model string, pol *policy.Policy) *redactor {
-	return &redactor{st: st, model: model, pol: pol}
+// newRedactor makes a redactor that builds what model is sent with ctxs
+// (a new one when nil): for a tier that redacts derived content, the
+// fingerprints of a whole session are gathered once, and kept there.
+func newRedactor(st *session.Store, model string, pol *policy.Policy, ctxs *tally.Contexts) *redactor {
+	if ctxs == nil {
+		ctxs = tally.NewContexts()
+	}
+	return &redactor{st: st, model: model, pol: pol, ctxs: ctxs}
 }
 
 // considered reports whether msg can be sent at all: events never are.
 func (r *redactor) considered(msg *session.Message) bool { return msg.Role != session.RoleEvent }
 
-// hits builds what r's model is sent of session h with runner.BuildWith,
-// as scrim redact does, and returns for each message of found (stored messages
-// that match) its hits in what is sent, then one withheld hit for each
-// part and place the rest of its matches went to. Text only ever comes
-// from what is sent.
+// hits builds what r's model is sent of found, stored messages of session
+// h that match, as the TUI builds a page (tally.Contexts.Build: redaction
+// is message by message, and content derived from a withheld file is
+// found by the fingerprints of the whole session), and returns for each of
+// them its hits in what is sent, then one withheld hit for each part and
+// place the rest of its matches went to. Text only ever comes from what
+// is sent.
 func (r *redactor) hits(h session.Header, found []*session.Message, m *matcher) ([]Hit, error) {
-	// Redaction is message by message, so the messages that match are
-	// built alone, as the TUI builds a page; but content derived from a
-	// withheld file is found by the fingerprints of the whole session,
-	// which a tier that redacts it needs built whole, as scrim redact does.
-	var msgs []session.Message
-	if tier, _ := r.pol.TierFor(r.model); tier.RedactsDerived() {
-		all, _, err := r.st.Messages(h.ID)
-		if err != nil {
-			return nil, err
-		}
-		msgs = all
-	} else {
-		msgs = make([]session.Message, len(found))
-		for i, f := range found {
-			msgs[i] = *f
-		}
+	msgs := make([]session.Message, len(found))
+	for i, f := range found {
+		msgs[i] = *f
 	}
-	ctx, err := runner.Context(r.st, h.ID, msgs, r.model, r.pol)
+	req, err := r.ctxs.Build(r.st, r.pol, h.ID, r.model, msgs)
 	if err != nil {
 		return nil, err
 	}
-	req := runner.BuildWith(msgs, h.ID, r.model, r.pol, ctx)
 	sent := make(map[uint64]*session.Message, len(found))
-	stored := make(map[uint64]*session.Message, len(found))
-	want := make(map[uint64]bool, len(found))
-	for _, f := range found {
-		want[f.Seq] = true
-	}
 	for i := range req.History {
-		if want[req.History[i].Seq] {
-			sent[req.History[i].Seq] = &req.History[i]
-		}
-	}
-	for i := range msgs {
-		if want[msgs[i].Seq] {
-			stored[msgs[i].Seq] = &msgs[i]
-		}
+		sent[req.History[i].Seq] = &req.History[i]
 	}
 	label := req.Report.Tier.Label
 	var hits []Hit
-	for _, f := range found {
-		st, s := stored[f.Seq], sent[f.Seq]
-		if st == nil {
-			continue // gone since the scan
-		}
+	for i := range msgs {
+		st, s := &msgs[i], sent[msgs[i].Seq]
 		if s != nil {
-			for i := range s.Parts {
-				if !s.Parts[i].Redacted {
-					hits = append(hits, partHits(h, s, i, m, s.Parts[i].Filtered)...)
+			for j := range s.Parts {
+				if !s.Parts[j].Redacted {
+					hits = append(hits, partHits(h, s, j, m, s.Parts[j].Filtered)...)
 				}
 			}
 		}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/scrim-dev/scrim/policy"
 	"github.com/scrim-dev/scrim/session"
+	"github.com/scrim-dev/scrim/tally"
 )
 
 // Query is what to look for, and where.
@@ -34,6 +35,11 @@ type Query struct {
 	// Sessions limits the search to these IDs, in this order; nil means
 	// every session, most recently updated first.
 	Sessions []string
+	// Contexts, if not nil, supply what building what Model is sent needs
+	// from beyond the messages that match (the TUI's own, whose
+	// fingerprints of the open session are gathered already); nil: the
+	// search gathers its own.
+	Contexts *tally.Contexts
 }
 
 // Hit is one line that matches, or, for a model, matches withheld from it.
@@ -97,7 +103,7 @@ func Run(ctx context.Context, st *session.Store, q Query, emit func(Hit) error) 
 	}
 	var r *redactor
 	if q.Model != "" {
-		r = newRedactor(st, q.Model, q.Policy)
+		r = newRedactor(st, q.Model, q.Policy, q.Contexts)
 	}
 
 	// Workers take sessions in order and pass each session's hits, in
@@ -182,8 +188,8 @@ type batch struct {
 
 // scanSession finds the hits of one session: in the stored messages,
 // handed to send as they are found (the first at once, then 64 at a time),
-// or, with r, in what r's model would be sent of them, all at the end (what
-// is sent is built from the whole session). It returns the session's last
+// or, with r, in what r's model would be sent of them, built a
+// foundBatch of matching messages at a time. It returns the session's last
 // batch. send returns false when the search is over.
 func scanSession(ctx context.Context, st *session.Store, h session.Header, m *matcher, r *redactor, buf *[]byte, send func([]Hit) bool) batch {
 	var res batch
@@ -216,6 +222,16 @@ func scanSession(ctx context.Context, st *session.Store, h session.Header, m *ma
 			}
 		case r.considered(msg) && len(messageHits(h, msg, m)) > 0:
 			found = append(found, msg)
+			if len(found) == foundBatch {
+				built, err := r.hits(h, found, m)
+				if err != nil {
+					return err
+				}
+				found = found[:0]
+				if len(built) > 0 && !send(built) {
+					return errStop
+				}
+			}
 		}
 		return nil
 	})
@@ -232,6 +248,13 @@ func scanSession(ctx context.Context, st *session.Store, h session.Header, m *ma
 	}
 	return res
 }
+
+// foundBatch is how many matching messages a search for a model builds
+// what is sent of at once: the search holds that many decoded, not every
+// match of the session (a word in a fifth of a million messages took 3 GB
+// that way; 5.5 GB for a tier that redacts derived content, which built
+// the whole session).
+var foundBatch = 1024 // a variable for tests
 
 // clipAround is the line around [start, end), at most about 240 bytes, and
 // where the match is in it; cut at rune boundaries.

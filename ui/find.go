@@ -113,7 +113,7 @@ func (m *Model) startFind(msg findStartMsg) tea.Cmd {
 	}
 	m.findGen++
 	f := &finder{query: msg.query, regex: msg.regex, scope: msg.scope, model: m.c.model, gen: m.findGen, re: re, cur: -1}
-	q := search.Query{Text: msg.query, Regex: msg.regex, Model: m.c.model, Policy: m.c.pol}
+	q := search.Query{Text: msg.query, Regex: msg.regex, Model: m.c.model, Policy: m.c.pol, Contexts: m.c.ctxs}
 	if msg.scope != "" {
 		q.Sessions = []string{msg.scope}
 	}

@@ -15,6 +15,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/scrim-dev/scrim/internal/memlimit"
 	"github.com/scrim-dev/scrim/session"
 )
 
@@ -353,7 +354,7 @@ func BenchmarkModelSwitch(b *testing.B) {
 // process since the store was built (Linux).
 func BenchmarkPeakMemory(b *testing.B) {
 	bigStore(b)
-	softMemoryLimit() // as Run does
+	memlimit.Soft() // as Run does
 	runtime.GC()
 	resetPeakRSS()
 	var peakHeap, peakAnon uint64
@@ -490,7 +491,7 @@ func BenchmarkScrollWhileFinding(b *testing.B) {
 // again from nothing each time it ends (the kept count spoilt first); the
 // counted steps Update takes are timed as steps too.
 func BenchmarkScrollWhileCounting(b *testing.B) {
-	softMemoryLimit() // as Run does
+	memlimit.Soft() // as Run does
 	m := openBig(b, "demo/limited")
 	feed(m, func() tea.Msg { return keyMsg("g") })
 	key := countKey{m.tr.sid, m.c.model}
@@ -539,7 +540,7 @@ func BenchmarkScrollWhileCounting(b *testing.B) {
 // count's end (ns/op includes making the store), cpu-ms the process's CPU
 // time meanwhile, peak-anon-MiB its anonymous memory sampled meanwhile.
 func BenchmarkFirstCount(b *testing.B) {
-	softMemoryLimit() // as Run does
+	memlimit.Soft() // as Run does
 	var took, cpu time.Duration
 	var anon uint64
 	for b.Loop() {

@@ -1,4 +1,4 @@
-package ui
+package memlimit
 
 import (
 	"os"
@@ -9,18 +9,18 @@ import (
 )
 
 // TestSoftMemoryLimitFollowsLiveHeap: once the live heap outgrows the
-// TUI's memory limit, the limit is raised after the next collection to
+// memory limit, the limit is raised after the next collection to
 // leave room above it (a limit under the live set has the collector run
 // without pause), and it stays within what the heap needs.
 func TestSoftMemoryLimitFollowsLiveHeap(t *testing.T) {
 	if os.Getenv("GOMEMLIMIT") != "" {
-		t.Skip("GOMEMLIMIT set: the TUI leaves the limit to it")
+		t.Skip("GOMEMLIMIT set: Soft leaves the limit to it")
 	}
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
-	softMemoryLimit()
-	const live = memoryLimit + 64<<20
+	Soft()
+	const live = Limit + 64<<20
 	held := make([]byte, live) // no pointers, untouched: the heap counts it, the machine barely
-	want := int64(live + limitHeadroom)
+	want := int64(live + Headroom)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		runtime.GC()

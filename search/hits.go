@@ -143,35 +143,45 @@ type redactor struct {
 	st    *session.Store
 	model string
 	pol   *policy.Policy
-	ctxs  *tally.Contexts
+	// For a tier that redacts derived content, a session's fingerprints
+	// are gathered once, in own, and let go once the session is searched
+	// (a search of every session holds those it is searching, not all);
+	// shared, the caller's, when they are gathered there already.
+	own, shared *tally.Contexts
 }
 
-// newRedactor makes a redactor that builds what model is sent with ctxs
-// (a new one when nil): for a tier that redacts derived content, the
-// fingerprints of a whole session are gathered once, and kept there.
-func newRedactor(st *session.Store, model string, pol *policy.Policy, ctxs *tally.Contexts) *redactor {
-	if ctxs == nil {
-		ctxs = tally.NewContexts()
-	}
-	return &redactor{st: st, model: model, pol: pol, ctxs: ctxs}
+func newRedactor(st *session.Store, model string, pol *policy.Policy, shared *tally.Contexts) *redactor {
+	return &redactor{st: st, model: model, pol: pol, own: tally.NewContexts(), shared: shared}
 }
+
+// contextsFor is what builds what is sent of session sid.
+func (r *redactor) contextsFor(sid string) *tally.Contexts {
+	if r.shared != nil && r.shared.Ready(r.st, r.pol, sid, r.model) {
+		return r.shared
+	}
+	return r.own
+}
+
+// done lets go of what was gathered of session sid for the search.
+func (r *redactor) done(sid string) { r.own.Forget(sid) }
 
 // considered reports whether msg can be sent at all: events never are.
 func (r *redactor) considered(msg *session.Message) bool { return msg.Role != session.RoleEvent }
 
 // hits builds what r's model is sent of found, stored messages of session
-// h that match, as the TUI builds a page (tally.Contexts.Build: redaction
+// h that match, with x (contextsFor), as the TUI builds a page
+// (tally.Contexts.Build: redaction
 // is message by message, and content derived from a withheld file is
 // found by the fingerprints of the whole session), and returns for each of
 // them its hits in what is sent, then one withheld hit for each part and
 // place the rest of its matches went to. Text only ever comes from what
 // is sent.
-func (r *redactor) hits(h session.Header, found []*session.Message, m *matcher) ([]Hit, error) {
+func (r *redactor) hits(h session.Header, found []*session.Message, m *matcher, x *tally.Contexts) ([]Hit, error) {
 	msgs := make([]session.Message, len(found))
 	for i, f := range found {
 		msgs[i] = *f
 	}
-	req, err := r.ctxs.Build(r.st, r.pol, h.ID, r.model, msgs)
+	req, err := x.Build(r.st, r.pol, h.ID, r.model, msgs)
 	if err != nil {
 		return nil, err
 	}

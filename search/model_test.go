@@ -11,6 +11,7 @@ import (
 	"github.com/scrim-dev/scrim/internal/policytest"
 	"github.com/scrim-dev/scrim/runner"
 	"github.com/scrim-dev/scrim/session"
+	"github.com/scrim-dev/scrim/tally"
 )
 
 // modelPolicy: cloud may not read /proj/secrets and redacts what repeats
@@ -163,5 +164,50 @@ func TestSearchForAModelInBatches(t *testing.T) {
 				t.Fatalf("%s, batches of %d: %d hits, the whole build's %d", model, batch, len(got), len(want))
 			}
 		}
+	}
+}
+
+// A search gathers a session's fingerprints for itself and lets them go
+// once the session is searched; the caller's, gathered already (the
+// TUI's open session), it uses and keeps.
+func TestSearchLetsGoOfWhatItGathered(t *testing.T) {
+	st, err := session.Open(filepath.Join(t.TempDir(), "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	sid := modelSession(t, st, 60)
+	pol := policytest.Policy(t, modelPolicy)
+	const model = "anthropic/claude-sonnet-4-5"
+	m, err := newMatcher("needle", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := st.Get(sid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	search := func(r *redactor) {
+		var buf []byte
+		if res := scanSession(context.Background(), st, h, m, r, &buf, func([]Hit) bool { return true }); res.err != nil || len(res.hits) == 0 {
+			t.Fatalf("%d hits, %v", len(res.hits), res.err)
+		}
+	}
+	r := newRedactor(st, model, pol, nil)
+	search(r)
+	if r.own.Ready(st, pol, sid, model) {
+		t.Fatal("the search kept the fingerprints it gathered")
+	}
+	shared := tally.NewContexts()
+	if _, err := shared.Build(st, pol, sid, model, nil); err != nil {
+		t.Fatal(err)
+	}
+	r = newRedactor(st, model, pol, shared)
+	if r.contextsFor(sid) != shared {
+		t.Fatal("the caller's fingerprints, gathered already, not used")
+	}
+	search(r)
+	if !shared.Ready(st, pol, sid, model) {
+		t.Fatal("the caller's fingerprints let go")
 	}
 }

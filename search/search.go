@@ -195,6 +195,11 @@ func scanSession(ctx context.Context, st *session.Store, h session.Header, m *ma
 	var res batch
 	var hits []Hit
 	var found []*session.Message // with r: the stored messages that match
+	var x *tally.Contexts
+	if r != nil {
+		x = r.contextsFor(h.ID)
+		defer r.done(h.ID)
+	}
 	sent := 0
 	bad, err := st.ScanStored(h.ID, func(seq uint64, v []byte) error {
 		res.msgs++
@@ -223,7 +228,7 @@ func scanSession(ctx context.Context, st *session.Store, h session.Header, m *ma
 		case r.considered(msg) && len(messageHits(h, msg, m)) > 0:
 			found = append(found, msg)
 			if len(found) == foundBatch {
-				built, err := r.hits(h, found, m)
+				built, err := r.hits(h, found, m, x)
 				if err != nil {
 					return err
 				}
@@ -242,7 +247,7 @@ func scanSession(ctx context.Context, st *session.Store, h session.Header, m *ma
 	case err != nil:
 		res.err = err
 	case len(found) > 0:
-		res.hits, res.err = r.hits(h, found, m)
+		res.hits, res.err = r.hits(h, found, m, x)
 	default:
 		res.hits = hits
 	}

@@ -146,7 +146,9 @@ type redactor struct {
 	// For a tier that redacts derived content, a session's fingerprints
 	// are gathered once, in own, and let go once the session is searched
 	// (a search of every session holds those it is searching, not all);
-	// shared, the caller's, when they are gathered there already.
+	// in shared, the caller's, for a session it has begun on (the TUI's
+	// open session, which it gathers anyway: a find while the TUI counts
+	// waits for its gathering rather than making a second).
 	own, shared *tally.Contexts
 }
 
@@ -156,7 +158,7 @@ func newRedactor(st *session.Store, model string, pol *policy.Policy, shared *ta
 
 // contextsFor is what builds what is sent of session sid.
 func (r *redactor) contextsFor(sid string) *tally.Contexts {
-	if r.shared != nil && r.shared.Ready(r.st, r.pol, sid, r.model) {
+	if r.shared != nil && r.shared.Holds(sid, r.model) {
 		return r.shared
 	}
 	return r.own

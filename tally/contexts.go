@@ -128,6 +128,16 @@ func (x *Contexts) Ready(st *session.Store, pol *policy.Policy, sid, model strin
 	return err != nil || e.upto >= h.Count
 }
 
+// Holds reports whether x has begun on session sid for model: its pages or
+// counts are being built (the TUI's open session), so what it gathers of
+// the session it gathers anyway, once, and keeps. Ready says whether that
+// is done.
+func (x *Contexts) Holds(sid, model string) bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.derived[key{sid, model}] != nil
+}
+
 // fingerprints returns the tier's fingerprints of the whole of session sid
 // as stored now: content withheld later in a session (a file read after the
 // user pasted it) counts as much as content withheld earlier.

@@ -358,8 +358,14 @@ func (s *Store) finishDeletes() error {
 var deleteChunk = 10000
 
 // deletePrefix deletes every key under prefix, reading keys in chunks so a
-// session of any length needs bounded memory.
+// session of any length needs bounded memory. Each chunk is read from
+// after the last one's last key: read from the prefix again, a chunk first
+// stepped over the deletions of every chunk before it (at a million
+// messages, 100 chunks, 18 of the 23 s of scrim rm in the iterator). A
+// last read from the prefix finds any key written behind the chunks
+// meanwhile, and starts over from there.
 func (s *Store) deletePrefix(prefix []byte) error {
+	from := prefix
 	for {
 		var keys [][]byte
 		err := s.db.View(func(txn *badger.Txn) error {
@@ -368,13 +374,20 @@ func (s *Store) deletePrefix(prefix []byte) error {
 			opts.Prefix = prefix
 			it := txn.NewIterator(opts)
 			defer it.Close()
-			for it.Rewind(); it.Valid() && len(keys) < deleteChunk; it.Next() {
+			for it.Seek(from); it.Valid() && len(keys) < deleteChunk; it.Next() {
 				keys = append(keys, it.Item().KeyCopy(nil))
 			}
 			return nil
 		})
-		if err != nil || len(keys) == 0 {
+		if err != nil {
 			return err
+		}
+		if len(keys) == 0 {
+			if bytes.Equal(from, prefix) {
+				return nil
+			}
+			from = prefix
+			continue
 		}
 		wb := s.db.NewWriteBatch()
 		for _, k := range keys {
@@ -386,5 +399,6 @@ func (s *Store) deletePrefix(prefix []byte) error {
 		if err := wb.Flush(); err != nil {
 			return err
 		}
+		from = append(slices.Clip(keys[len(keys)-1]), 0) // the least key after it
 	}
 }

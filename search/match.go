@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/scrim-dev/scrim/session"
 )
@@ -17,11 +18,14 @@ import (
 type matcher struct {
 	re *regexp.Regexp
 	// lit is a literal query that find looks for byte by byte, upper-cased
-	// when fold: a query whose every rune is ASCII, as are all the runes
-	// that are the same letter in another case (not k or s: K and the
-	// Kelvin sign, S and ſ). A match is then the query's bytes up to ASCII
-	// case, exactly where RE2's (?i) finds it. "" otherwise.
-	lit string
+	// when fold: a query whose every rune is ASCII. A match is then the
+	// query's bytes up to ASCII case, exactly where RE2's (?i) finds it,
+	// in any text without a rune that is the same letter as one of the
+	// query's in another case and not ASCII: the Kelvin sign (K) and the
+	// long s (S), the only two (kelvinS: the query holds a k or an s, and
+	// a text that holds either goes to RE2). "" otherwise.
+	lit     string
+	kelvinS bool
 	// needle is what the stored bytes of a message that matches must
 	// contain: the query as the store escapes it, case-folded when fold.
 	// nil when no such test is known (a regular expression): every message
@@ -51,11 +55,11 @@ func newMatcher(query string, regex bool) (*matcher, error) {
 		return nil, queryError{fmt.Errorf("bad regular expression %q: %w", query, err)}
 	}
 	m := &matcher{re: re, fold: fold}
-	if !regex && asciiOrbits(query) {
-		m.lit = query
-		if fold {
-			m.lit = string(foldBytes(nil, []byte(query)))
-		}
+	if !regex {
+		m.lit, m.kelvinS = asciiLiteral(query)
+	}
+	if m.lit != "" && fold {
+		m.lit = string(foldBytes(nil, []byte(query)))
 	}
 	// The store writes invalid UTF-8 as the escape \ufffd, which decodes
 	// to U+FFFD; a query holding U+FFFD is matched on decoded text only.
@@ -114,10 +118,11 @@ func (m *matcher) mayMatch(v []byte, buf *[]byte) bool {
 	if !m.fold {
 		return bytes.Contains(v, m.needle)
 	}
-	if m.lit != "" {
-		// The query's other cases are ASCII, as are the escapes: the
-		// record is searched as it is, without folding a copy of it
-		// (a tenth of the CPU of a search of a million messages).
+	if m.lit != "" && !m.otherCases(v) {
+		// The query's other cases in the record are ASCII, as are the
+		// escapes: the record is searched as it is, without folding a
+		// copy of it (a tenth of the CPU of a search of a million
+		// messages).
 		return indexFold(v, string(m.needle)) >= 0
 	}
 	*buf = foldBytes((*buf)[:0], v)
@@ -178,26 +183,37 @@ func foldRune(r rune) rune {
 	return least
 }
 
-// asciiOrbits reports whether every rune of s is ASCII and the same letter
-// in another case only in ASCII.
-func asciiOrbits(s string) bool {
+// asciiLiteral returns s if every rune of it is ASCII ("" if not), and
+// whether one of them is the same letter in another case as a rune past
+// ASCII: the Kelvin sign and the long s are, of k and s, and no other is
+// of any ASCII letter (TestOnlyKelvinAndLongS).
+func asciiLiteral(s string) (lit string, kelvinS bool) {
 	for _, r := range s {
 		if r >= utf8.RuneSelf {
-			return false
+			return "", false
 		}
 		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
 			if f >= utf8.RuneSelf {
-				return false
+				kelvinS = true
 			}
 		}
 	}
-	return true
+	return s, kelvinS
 }
+
+// otherCases reports whether text may hold the query in a case that is
+// not ASCII: the query holds a k or an s, and text the Kelvin sign or the
+// long s.
+func (m *matcher) otherCases(text []byte) bool {
+	return m.fold && m.kelvinS && (bytes.Contains(text, kelvinSign) || bytes.Contains(text, longS))
+}
+
+var kelvinSign, longS = []byte("\u212a"), []byte("\u017f")
 
 // find returns where the query matches s, at most limit matches (all for
 // a negative limit), leftmost first, as regexp's FindAllStringIndex.
 func (m *matcher) find(s string, limit int) [][]int {
-	if m.lit == "" {
+	if m.lit == "" || m.otherCases(unsafe.Slice(unsafe.StringData(s), len(s))) {
 		return m.re.FindAllStringIndex(s, limit)
 	}
 	// A literal's matches do not overlap: the next is looked for after

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/scrim-dev/scrim/session"
 )
@@ -162,14 +164,36 @@ func FuzzLiteralFind(f *testing.F) {
 }
 
 func TestLiteralFindTakesTheShortWay(t *testing.T) {
-	for query, lit := range map[string]string{"deadline": "DEADLINE", "Deadline": "Deadline", "a.b": "A.B", "kelvin": "", "s": "", "å": ""} {
+	for query, want := range map[string]struct {
+		lit     string
+		kelvinS bool
+	}{"deadline": {"DEADLINE", false}, "Deadline": {"Deadline", false}, "a.b": {"A.B", false},
+		"kelvin": {"KELVIN", true}, "secret": {"SECRET", true}, "å": {"", false}, "K": {"", false}} {
 		m, err := newMatcher(query, false)
-		if err != nil || m.lit != lit {
-			t.Errorf("%q: literal %q, want %q (%v)", query, m.lit, lit, err)
+		if err != nil || m.lit != want.lit || m.kelvinS != want.kelvinS {
+			t.Errorf("%q: literal %q (Kelvin or long s %v), want %q (%v) (%v)", query, m.lit, m.kelvinS, want.lit, want.kelvinS, err)
 		}
 	}
 	if m, _ := newMatcher("dead.ine", true); m.lit != "" {
 		t.Errorf("a regular expression taken as a literal: %q", m.lit)
+	}
+	// A text with the Kelvin sign or the long s goes to RE2 for a query
+	// with a k or an s, and matches there.
+	m, _ := newMatcher("kelvins", false)
+	if got := m.find("Kelvinſ and KELVINS", -1); fmt.Sprint(got) != "[[0 10] [15 22]]" {
+		t.Errorf("kelvins in a text with the Kelvin sign and the long s: %v", got)
+	}
+}
+
+// The Kelvin sign and the long s are the only runes past ASCII that are
+// the same letter as an ASCII one in another case: asciiLiteral's premise.
+func TestOnlyKelvinAndLongS(t *testing.T) {
+	for r := rune(0); r < utf8.RuneSelf; r++ {
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			if f >= utf8.RuneSelf && f != '\u212a' && f != '\u017f' {
+				t.Errorf("%q is %q in another case", r, f)
+			}
+		}
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/scrim-dev/scrim/internal/policytest"
+	"github.com/scrim-dev/scrim/policy"
 	"github.com/scrim-dev/scrim/runner"
 	"github.com/scrim-dev/scrim/session"
 	"github.com/scrim-dev/scrim/tally"
@@ -81,12 +82,25 @@ func modelSession(t *testing.T, st *session.Store, n int) string {
 	return h.ID
 }
 
+// modelStore is a store in a temporary folder of t holding modelSession's n
+// messages, and modelPolicy.
+func modelStore(t *testing.T, n int) (*session.Store, string, *policy.Policy) {
+	t.Helper()
+	st, err := session.Open(filepath.Join(t.TempDir(), "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st, modelSession(t, st, n), policytest.Policy(t, modelPolicy)
+}
+
 // wholeHits are the hits of session sid for model as search found them
 // when it built what is sent of the whole session at once: the reference
 // its batches must equal.
-func wholeHits(t *testing.T, st *session.Store, sid, model, query string, q Query) []Hit {
+func wholeHits(t *testing.T, st *session.Store, sid string, q Query) []Hit {
 	t.Helper()
-	m, err := newMatcher(query, false)
+	model := q.Model
+	m, err := newMatcher(q.Text, q.Regex)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,18 +145,12 @@ func wholeHits(t *testing.T, st *session.Store, sid, model, query string, q Quer
 // of one build of the whole session, for a tier that redacts derived
 // content and credentials and for one that filters paths only.
 func TestSearchForAModelInBatches(t *testing.T) {
-	st, err := session.Open(filepath.Join(t.TempDir(), "store"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	sid := modelSession(t, st, 600)
-	pol := policytest.Policy(t, modelPolicy)
+	st, sid, pol := modelStore(t, 600)
 	saved := foundBatch
 	defer func() { foundBatch = saved }()
 	for _, model := range []string{"anthropic/claude-sonnet-4-5", "paths/x"} {
 		q := Query{Text: "needle", Model: model, Policy: pol}
-		want := wholeHits(t, st, sid, model, "needle", q)
+		want := wholeHits(t, st, sid, q)
 		kinds := map[string]int{}
 		for _, h := range want {
 			kinds[h.WithheldIn]++
@@ -171,13 +179,7 @@ func TestSearchForAModelInBatches(t *testing.T) {
 // once the session is searched; the caller's, for a session it has begun
 // on (the TUI's open session), it uses and keeps.
 func TestSearchLetsGoOfWhatItGathered(t *testing.T) {
-	st, err := session.Open(filepath.Join(t.TempDir(), "store"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	sid := modelSession(t, st, 60)
-	pol := policytest.Policy(t, modelPolicy)
+	st, sid, pol := modelStore(t, 60)
 	const model = "anthropic/claude-sonnet-4-5"
 	m, err := newMatcher("needle", false)
 	if err != nil {

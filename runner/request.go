@@ -149,8 +149,26 @@ func textParts(m *session.Message) []fantasy.MessagePart {
 	return []fantasy.MessagePart{fantasy.TextPart{Text: joinText(m)}}
 }
 
+// joinText is the text of m's parts but its tool calls, a line between
+// two. The text of a message of one such part is that part's text itself,
+// not a copy: at a million messages the prompt's copies were as large as
+// the whole session's text (half a gigabyte), held beside it while the
+// provider's client wrote the body.
 func joinText(m *session.Message) string {
+	only, n, size := -1, 0, 0
+	for i := range m.Parts {
+		if m.Parts[i].Kind != session.PartToolCall {
+			only, n, size = i, n+1, size+len(m.Parts[i].Text)+1
+		}
+	}
+	switch n {
+	case 0:
+		return ""
+	case 1:
+		return m.Parts[only].Text
+	}
 	var b strings.Builder
+	b.Grow(size)
 	for i, pt := range m.Parts {
 		if pt.Kind == session.PartToolCall {
 			continue

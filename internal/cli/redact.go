@@ -90,7 +90,9 @@ func (a *app) printRequest(ctx context.Context, st *session.Store, pol *policy.P
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(a.stdout, "%s\n", body)
+	if _, err = a.stdout.Write(body); err == nil { // not through fmt: a copy of the body
+		_, err = io.WriteString(a.stdout, "\n")
+	}
 	return err
 }
 

@@ -1,6 +1,8 @@
 // Package memlimit keeps the heap of a process that counts a big session
 // close to what is live: the TUI, and scrim sessions --model, whose first
-// count of a session gathers the fingerprints of all it withholds.
+// count of a session gathers the fingerprints of all it withholds; and the
+// heap of an import close to a limit made for it, but never under what is
+// live.
 package memlimit
 
 import (
@@ -35,41 +37,80 @@ func Soft() {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
-	debug.SetMemoryLimit(Limit)
-	limitOnce.Do(followLiveHeap)
+	follow(Limit)
+}
+
+// Follow sets the memory limit to floor and keeps it above the live heap
+// as Soft does, until stop, which puts back the limit and what was
+// followed before. It is for a command that picks its own limit (an
+// import), and leaves a limit the user set alone as the caller decides.
+func Follow(floor int64) (stop func()) {
+	mu.Lock()
+	before, was := debug.SetMemoryLimit(-1), following
+	mu.Unlock()
+	follow(floor)
+	return func() {
+		mu.Lock()
+		defer mu.Unlock()
+		following = was
+		debug.SetMemoryLimit(before)
+	}
 }
 
 // Headroom is the least room the limit leaves above the live heap: an
 // eighth of a small one is collected too often.
 const Headroom = 24 << 20
 
-var limitOnce sync.Once
+var (
+	mu        sync.Mutex
+	following int64 // the floor the limit follows the live heap from; 0: none
+	armed     bool  // a cleanup will run after the next collection
+)
 
-// followLiveHeap sets the limit after each collection: a cleanup of an
-// object nothing holds runs once the collector has found it unreachable,
-// and makes the next.
-func followLiveHeap() {
-	ms := [...]metrics.Sample{
-		{Name: "/gc/heap/live:bytes"},
-		{Name: "/memory/classes/total:bytes"}, // what the limit counts, less released
-		{Name: "/memory/classes/heap/released:bytes"},
-		{Name: "/memory/classes/heap/objects:bytes"},
-		{Name: "/memory/classes/heap/free:bytes"},
-		{Name: "/memory/classes/heap/unused:bytes"},
+// follow sets the limit to floor and has it follow the live heap from
+// there.
+func follow(floor int64) {
+	mu.Lock()
+	defer mu.Unlock()
+	following = floor
+	debug.SetMemoryLimit(floor)
+	if !armed {
+		armed = true
+		arm()
 	}
-	var follow func(struct{})
-	follow = func(struct{}) {
-		metrics.Read(ms[:])
-		var v [len(ms)]int64
-		for i, m := range ms {
+}
+
+var samples = [...]metrics.Sample{
+	{Name: "/gc/heap/live:bytes"},
+	{Name: "/memory/classes/total:bytes"}, // what the limit counts, less released
+	{Name: "/memory/classes/heap/released:bytes"},
+	{Name: "/memory/classes/heap/objects:bytes"},
+	{Name: "/memory/classes/heap/free:bytes"},
+	{Name: "/memory/classes/heap/unused:bytes"},
+}
+
+// arm has the limit set after the next collection: a cleanup of an object
+// nothing holds runs once the collector has found it unreachable, and arms
+// the next, for as long as a floor is followed. mu must be held.
+func arm() {
+	runtime.AddCleanup(new([32]byte), func(struct{}) {
+		mu.Lock()
+		defer mu.Unlock()
+		if following == 0 {
+			armed = false
+			return
+		}
+		metrics.Read(samples[:])
+		var v [len(samples)]int64
+		for i, m := range samples {
 			if m.Value.Kind() != metrics.KindUint64 {
+				armed = false
 				return // not this runtime's metrics: the limit stays as it is
 			}
 			v[i] = int64(m.Value.Uint64())
 		}
 		live, beside := v[0], v[1]-v[2]-v[3]-v[4]-v[5] // stacks, the runtime's own
-		debug.SetMemoryLimit(max(Limit, beside+live+max(live/8, Headroom)))
-		runtime.AddCleanup(new([32]byte), follow, struct{}{})
-	}
-	runtime.AddCleanup(new([32]byte), follow, struct{}{})
+		debug.SetMemoryLimit(max(following, beside+live+max(live/8, Headroom)))
+		arm()
+	}, struct{}{})
 }

@@ -17,6 +17,11 @@ func TestSoftMemoryLimitFollowsLiveHeap(t *testing.T) {
 		t.Skip("GOMEMLIMIT set: Soft leaves the limit to it")
 	}
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	defer func() { // Soft is for the rest of a process, but not of the tests
+		mu.Lock()
+		following = 0
+		mu.Unlock()
+	}()
 	Soft()
 	const live = Limit + 64<<20
 	held := make([]byte, live) // no pointers, untouched: the heap counts it, the machine barely
@@ -37,4 +42,35 @@ func TestSoftMemoryLimitFollowsLiveHeap(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	runtime.KeepAlive(held)
+}
+
+// TestFollowPutsBackTheLimit: a command's own limit (an import's) is kept
+// above the live heap while it runs, and once it stops, the limit is what
+// it was before, and stays so, however many collections follow.
+func TestFollowPutsBackTheLimit(t *testing.T) {
+	const floor = 32 << 20
+	before := debug.SetMemoryLimit(-1)
+	stop := Follow(floor)
+	if got := debug.SetMemoryLimit(-1); got != floor {
+		t.Fatalf("limit %d MiB once followed, want the floor, %d MiB", got>>20, floor>>20)
+	}
+	const live = floor + 64<<20
+	held := make([]byte, live)
+	deadline := time.Now().Add(10 * time.Second)
+	for debug.SetMemoryLimit(-1) < live+Headroom {
+		if time.Now().After(deadline) {
+			t.Fatalf("limit %d MiB after collecting a live heap of %d MiB", debug.SetMemoryLimit(-1)>>20, live>>20)
+		}
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	runtime.KeepAlive(held)
+	stop()
+	for range 5 {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+		if got := debug.SetMemoryLimit(-1); got != before {
+			t.Fatalf("limit %d after stop, want %d as before", got, before)
+		}
+	}
 }

@@ -66,7 +66,39 @@ func bumpRevision(txn *badger.Txn, id string) error {
 	return txn.Set(revisionKey(id), binary.BigEndian.AppendUint64(nil, rev+1))
 }
 
-// CountRecord returns the count record name of session id.
+// A count record longer than recordPiece is kept in pieces of that size:
+// Badger copies each value it writes into a buffer of its own before the
+// value log, and a first preview's gathering of a million-message session
+// (18 MB) was held three times at the preview's peak, the record, that
+// copy and the candidates it was made from. The record's own key then
+// holds, marked piecesMeta, how many pieces and bytes there are.
+var recordPiece = 1 << 20 // a variable for tests
+
+// piecesMeta is the user meta of a record's key whose value says where
+// the record's pieces are (recordPieces).
+const piecesMeta = 1
+
+// pieceKey is the key of piece k of record name of session id: under the
+// session's count prefix, apart from the records' own keys (a name never
+// starts with a NUL byte).
+func pieceKey(id, name string, k int) []byte {
+	key := append(append(countPrefix(id), 0), name...)
+	return binary.BigEndian.AppendUint32(append(key, 0), uint32(k))
+}
+
+// recordPieces reads how many pieces, and bytes in all, the record whose
+// key's value is v is kept in; ok is false for a value no Put wrote.
+func recordPieces(v []byte) (n, size int, ok bool) {
+	pieces, a := binary.Uvarint(v)
+	total, b := binary.Uvarint(v[max(a, 0):])
+	if a <= 0 || b <= 0 || a+b != len(v) || pieces == 0 || total > pieces*uint64(recordPiece) || total <= (pieces-1)*uint64(recordPiece) {
+		return 0, 0, false
+	}
+	return int(pieces), int(total), true
+}
+
+// CountRecord returns the count record name of session id. A record
+// whose pieces do not add up (a cache, damaged) is not found.
 func (s *Store) CountRecord(id, name string) (v []byte, ok bool, err error) {
 	err = s.db.View(func(txn *badger.Txn) error {
 		item, err := txn.Get(countKey(id, name))
@@ -76,9 +108,34 @@ func (s *Store) CountRecord(id, name string) (v []byte, ok bool, err error) {
 		if err != nil {
 			return err
 		}
-		v, err = item.ValueCopy(nil)
-		ok = err == nil
-		return err
+		if item.UserMeta() != piecesMeta {
+			v, err = item.ValueCopy(nil)
+			ok = err == nil
+			return err
+		}
+		var n, size int
+		if err := item.Value(func(b []byte) error { n, size, ok = recordPieces(b); return nil }); err != nil || !ok {
+			ok = false
+			return err
+		}
+		v = make([]byte, 0, size)
+		for k := range n {
+			piece, err := txn.Get(pieceKey(id, name, k))
+			if err == nil {
+				err = piece.Value(func(b []byte) error { v = append(v, b...); return nil })
+			}
+			if err != nil || len(v) > size {
+				v, ok = nil, false
+				if errors.Is(err, badger.ErrKeyNotFound) {
+					return nil
+				}
+				return err
+			}
+		}
+		if len(v) != size {
+			v, ok = nil, false
+		}
+		return nil
 	})
 	return v, ok, err
 }
@@ -101,13 +158,44 @@ func (s *Store) PutCountRecord(id, name string, v []byte) error {
 			}
 			return err
 		}
-		return txn.Set(countKey(id, name), v)
+		// The pieces of the record this one replaces, past its own, go.
+		was := 0
+		if item, err := txn.Get(countKey(id, name)); err == nil && item.UserMeta() == piecesMeta {
+			if err := item.Value(func(b []byte) error { was, _, _ = recordPieces(b); return nil }); err != nil {
+				return err
+			}
+		} else if err != nil && !errors.Is(err, badger.ErrKeyNotFound) {
+			return err
+		}
+		n := 0
+		if len(v) <= recordPiece {
+			if err := txn.Set(countKey(id, name), v); err != nil {
+				return err
+			}
+		} else {
+			for at := 0; at < len(v); at += recordPiece {
+				if err := txn.Set(pieceKey(id, name, n), v[at:min(at+recordPiece, len(v))]); err != nil {
+					return err
+				}
+				n++
+			}
+			head := binary.AppendUvarint(binary.AppendUvarint(nil, uint64(n)), uint64(len(v)))
+			if err := txn.SetEntry(badger.NewEntry(countKey(id, name), head).WithMeta(piecesMeta)); err != nil {
+				return err
+			}
+		}
+		for k := n; k < was; k++ {
+			if err := txn.Delete(pieceKey(id, name, k)); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }
 
-// MaxCountRecord is the longest count record PutCountRecord takes: Badger
-// writes a value whole into one file of its value log, and refuses a longer
-// one.
+// MaxCountRecord is the longest count record PutCountRecord takes: a
+// cache, bounded as a value of Badger's value log is, which it once was
+// whole.
 func (s *Store) MaxCountRecord() int { return int(s.db.Opts().ValueLogFileSize) - 1<<16 }
 
 // dropCounts removes a session's count records and revision.

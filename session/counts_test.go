@@ -1,6 +1,11 @@
 package session
 
-import "testing"
+import (
+	"bytes"
+	"testing"
+
+	"github.com/dgraph-io/badger/v4"
+)
 
 // TestCountRecords: a count record is kept beside its session, the session's
 // revision moves only when a stored message changes, and deleting the
@@ -83,4 +88,79 @@ func TestCountRecordTooLong(t *testing.T) {
 	if v, ok, err := s.CountRecord(h.ID, "gathered/x"); err != nil || !ok || string(v) != "kept" {
 		t.Fatalf("after the refusal: %q %v %v", v, ok, err)
 	}
+}
+
+// TestCountRecordInPieces: a record longer than a piece is kept in pieces
+// and read back whole; one that replaces it, shorter or longer, leaves no
+// piece of it behind to be read; a missing piece makes the record not
+// found (a cache, recounted), never a shorter one; deleting the session
+// drops every piece.
+func TestCountRecordInPieces(t *testing.T) {
+	defer func(n int) { recordPiece = n }(recordPiece)
+	recordPiece = 4 << 10
+	s := openTemp(t)
+	h := create(t, s, Header{Title: "t"})
+	record := func(n int, seed byte) []byte {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = seed + byte(i*7+i/4096)
+		}
+		return b
+	}
+	for _, c := range []struct {
+		n    int
+		seed byte
+	}{{5*recordPiece + 17, 1}, {recordPiece, 2}, {3 * recordPiece, 3}, {2*recordPiece + 1, 4}, {9, 5}, {7*recordPiece - 1, 6}} {
+		want := record(c.n, c.seed)
+		if err := s.PutCountRecord(h.ID, "gathered/x", want); err != nil {
+			t.Fatal(err)
+		}
+		if got, ok, err := s.CountRecord(h.ID, "gathered/x"); err != nil || !ok || !bytes.Equal(got, want) {
+			t.Fatalf("a record of %d bytes read back as %d bytes, %v %v", c.n, len(got), ok, err)
+		}
+		if pieces := countKeys(t, s, h.ID) - 1; pieces != (c.n+recordPiece-1)/recordPiece*boolInt(c.n > recordPiece) {
+			t.Fatalf("a record of %d bytes: %d pieces stored", c.n, pieces)
+		}
+	}
+	if err := s.db.Update(func(txn *badger.Txn) error { return txn.Delete(pieceKey(h.ID, "gathered/x", 3)) }); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok, err := s.CountRecord(h.ID, "gathered/x"); err != nil || ok || got != nil {
+		t.Fatalf("a record missing a piece read as %d bytes, %v %v", len(got), ok, err)
+	}
+	if err := s.PutCountRecord(h.ID, "gathered/x", record(4*recordPiece, 7)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Delete(h.ID); err != nil {
+		t.Fatal(err)
+	}
+	if n := countKeys(t, s, h.ID); n != 0 {
+		t.Fatalf("%d keys of count records outlive their session", n)
+	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// countKeys is how many keys session id's count records take.
+func countKeys(t *testing.T, s *Store, id string) int {
+	t.Helper()
+	n := 0
+	if err := s.db.View(func(txn *badger.Txn) error {
+		opts := badger.DefaultIteratorOptions
+		opts.PrefetchValues, opts.Prefix = false, countPrefix(id)
+		it := txn.NewIterator(opts)
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			n++
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

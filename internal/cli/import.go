@@ -105,6 +105,10 @@ func importMemoryLimit(workers int) int64 {
 	return 48<<20 + int64(workers)*12<<20
 }
 
+// longImport is the size of a single transcript that gets a progress bar
+// on a terminal: a few seconds' import. A variable for tests.
+var longImport int64 = 64 << 20
+
 // importSettle bounds how long an import waits for the store's compactions
 // once it has written everything: on the UI benchmark's session (a million
 // short messages, 450 MB of tables) they took about 2 s.
@@ -152,11 +156,15 @@ func (a *app) runImport(agent string, paths []string, verbose bool) error {
 		defer memlimit.Follow(importMemoryLimit(workers))()
 	}
 	// Many files on a terminal: a bar, not a screenful of lines scrolling by.
+	// One long file: a bar that moves as it is read (a million-message
+	// transcript takes half a minute), above the file's line.
 	var bar *importProgress
-	if tty, ok := a.progressTerminal(); ok && len(files) > 1 {
-		bar = a.newTerminalProgress(tty, fileSizes(files))
-		bar.start()
-		defer bar.close()
+	if tty, ok := a.progressTerminal(); ok {
+		if sizes := fileSizes(files); len(files) > 1 || sizes[0] >= longImport {
+			bar = a.newTerminalProgress(tty, sizes)
+			bar.start()
+			defer bar.close()
+		}
 	}
 	failed := 0
 	var total importers.Stats
@@ -173,7 +181,7 @@ func (a *app) runImport(agent string, paths []string, verbose bool) error {
 			return
 		}
 		// File names are untrusted text: printed inert, on one line.
-		if bar == nil || verbose {
+		if bar == nil || verbose || len(files) == 1 {
 			bar.println(a.stdout, oneLine(termsafe.Inert(res.String())))
 		}
 		bar.fileDone(i, false)
@@ -185,7 +193,11 @@ func (a *app) runImport(agent string, paths []string, verbose bool) error {
 	if imp.source != nil {
 		err = importers.ImportSources(st, *imp.source, files, done)
 	} else {
-		err = importers.ImportFiles(st, agent, files, imp.factory, workers, done)
+		var read func(i int, n int64)
+		if bar != nil {
+			read = bar.fileRead
+		}
+		err = importers.ImportFilesReading(st, agent, files, imp.factory, workers, read, done)
 	}
 	if err != nil {
 		return err

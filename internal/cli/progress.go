@@ -32,9 +32,9 @@ const (
 	clearEOL  = "\x1b[K"
 )
 
-// importProgress is the progress bar of an import of many files on a
-// terminal: one line, redrawn in place, in place of the summary lines that
-// would scroll by. Lines printed meanwhile (--verbose, errors) go above it.
+// importProgress is the progress bar of an import of many files, or of one
+// long one, on a terminal: one line, redrawn in place, in place of the
+// summary lines that would scroll by. Lines printed meanwhile (--verbose, errors) go above it.
 // A nil *importProgress draws nothing, and its println is a plain Fprintln,
 // so that the import prints the same way with and without a bar.
 type importProgress struct {
@@ -45,6 +45,7 @@ type importProgress struct {
 	bar   progress.Model
 
 	sizes        []int64 // of each file, stated up front
+	read         []int64 // of each file, read so far (fileRead)
 	done, failed int
 	bytes, total int64
 
@@ -76,7 +77,7 @@ func (a *app) progressTerminal() (*os.File, bool) {
 // tty, and starts its clock. start begins the redraws.
 func newImportProgress(tty io.Writer, width func() int, now func() time.Time, profile termenv.Profile, sizes []int64) *importProgress {
 	p := &importProgress{
-		tty: tty, width: width, now: now, sizes: sizes,
+		tty: tty, width: width, now: now, sizes: sizes, read: make([]int64, len(sizes)),
 		bar:   progress.New(progress.WithDefaultGradient(), progress.WithColorProfile(profile)),
 		began: now(),
 		stop:  make(chan struct{}),
@@ -164,8 +165,24 @@ func (p *importProgress) fileDone(i int, failed bool) {
 	if failed {
 		p.failed++
 	}
-	p.bytes += p.sizes[i]
+	p.bytes += max(p.sizes[i]-p.read[i], 0)
 	p.draw(false)
+}
+
+// fileRead counts n more bytes of file i read, before it is done, and
+// redraws, if a frame is due: the bar moves while one long transcript is
+// imported.
+func (p *importProgress) fileRead(i int, n int64) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if n = min(n, p.sizes[i]-p.read[i]); n > 0 { // a file grown since it was stated counts as its size
+		p.read[i] += n
+		p.bytes += n
+		p.draw(false)
+	}
 }
 
 // println writes line to w on a line of its own above the bar: the bar is

@@ -130,3 +130,21 @@ func TestImportProgressOnTerminal(t *testing.T) {
 		}
 	})
 }
+
+// TestImportProgressOfOneLongFile: one transcript of longImport bytes or
+// more gets the bar on a terminal, below its summary line, which it still
+// prints (there is no total line for one file). (Not parallel: it lowers
+// longImport for the whole package.)
+func TestImportProgressOfOneLongFile(t *testing.T) {
+	isolate(t)
+	defer func(n int64) { longImport = n }(longImport)
+	longImport = 1
+	screen, stderr, code := runOnTerminal(t, 100, map[string]string{"TERM": "xterm", "NO_COLOR": "1"}, "import", "claude", claudeFixture, "--store", t.TempDir())
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	line, final := strings.Index(screen, "→ session "), regexp.MustCompile(`\r█+ 100%  1/1 files  [0-9.]+/[0-9.]+ MB  [ 0-9.]+ MB/s  took [0-9.]+s\x1b\[K\r?\n$`)
+	if line < 0 || !final.MatchString(screen) || strings.LastIndex(screen, "1/1 files") < line {
+		t.Errorf("want the summary line, then the bar's final frame:\n%q", screen)
+	}
+}

@@ -234,3 +234,29 @@ func TestImportWithoutTerminalPrintsEachFile(t *testing.T) {
 		t.Errorf("--verbose without a terminal differs:\n%s\nvs\n%s", outs[0], outs[1])
 	}
 }
+
+// TestImportProgressWhileReading: the bytes read of a file move the bar
+// before the file is done; the file done adds only what was not read (a
+// resumed import reads from where it stopped), and a file that grew since
+// it was stated counts as its stated size.
+func TestImportProgressWhileReading(t *testing.T) {
+	t.Parallel()
+	clk := newFakeClock()
+	var tty bytes.Buffer
+	p := newImportProgress(&tty, func() int { return 120 }, clk.now, termenv.Ascii, []int64{10 << 20, 4 << 20})
+	p.show()
+	for range 4 {
+		clk.advance(200 * time.Millisecond)
+		p.fileRead(0, 2<<20)
+	}
+	if p.bytes != 8<<20 || !strings.Contains(p.frame, "0/2 files") || !strings.Contains(p.frame, " 8.4/14.7 MB") {
+		t.Errorf("after 8 MiB of the first file read: %d bytes, frame %q", p.bytes, p.frame)
+	}
+	p.fileDone(0, false)
+	p.fileRead(1, 3<<20)
+	p.fileRead(1, 3<<20) // grown
+	p.fileDone(1, false)
+	if p.bytes != p.total || p.total != 14<<20 {
+		t.Errorf("both done: %d of %d bytes", p.bytes, p.total)
+	}
+}

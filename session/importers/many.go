@@ -20,6 +20,14 @@ import (
 // before it are done. Names that lead to the same file are imported one
 // after the other, never side by side: the second finds the first's record.
 func ImportFiles(st *session.Store, agent string, files []string, newParser Factory, workers int, done func(i int, res Result, err error)) error {
+	return ImportFilesReading(st, agent, files, newParser, workers, nil, done)
+}
+
+// ImportFilesReading is ImportFiles that also tells read, from the workers'
+// goroutines, of the bytes of file i read as they are read, a mebibyte or
+// more at a time (and the rest at the file's end): a progress bar then
+// moves while one long transcript is imported.
+func ImportFilesReading(st *session.Store, agent string, files []string, newParser Factory, workers int, read func(i int, n int64), done func(i int, res Result, err error)) error {
 	if err := st.CleanImports(); err != nil {
 		return err
 	}
@@ -86,7 +94,11 @@ func ImportFiles(st *session.Store, agent string, files []string, newParser Fact
 					if n > 0 {
 						commit() // a second name of a file must find the first's record
 					}
-					res, err := importFile(st, agent, files[i], newParser, paths, true, g)
+					var readOf func(int64)
+					if read != nil {
+						readOf = func(n int64) { read(i, n) }
+					}
+					res, err := importFile(st, agent, files[i], newParser, paths, true, g, readOf)
 					if err == nil && res.waiting {
 						res.waiting = false
 						held = append(held, waiting{i, res})

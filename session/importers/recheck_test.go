@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -191,5 +192,57 @@ func TestImportedSessionKeepsTheTranscriptsTime(t *testing.T) {
 		if !h.UpdatedAt.Equal(newest) || time.Since(h.UpdatedAt) < 24*time.Hour {
 			t.Errorf("%s: updated %v, newest message %v", a.name, h.UpdatedAt, newest)
 		}
+	}
+}
+
+// ImportFilesReading tells of each file's bytes as they are read, from the
+// workers, a mebibyte or more at a time before its end: they add up to the
+// file, and a file of several mebibytes is told of before it is done.
+func TestImportFilesReading(t *testing.T) {
+	st := importtest.Store(t)
+	dir := t.TempDir()
+	var files []string
+	var sizes []int64
+	for i, n := range []int{3, 9000, 40} { // 1 KB, 3.5 MB, 16 KB
+		f := filepath.Join(dir, fmt.Sprintf("s%d.jsonl", i))
+		if err := os.WriteFile(f, []byte(long(n, fmt.Sprintf("file %d", i))), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		files, sizes = append(files, f), append(sizes, int64(len(long(n, fmt.Sprintf("file %d", i)))))
+	}
+	var mu sync.Mutex
+	read := make([]int64, len(files))
+	told := make([]int, len(files))
+	before := make([]int, len(files)) // reports of file i before it was done
+	doneYet := make([]bool, len(files))
+	err := importers.ImportFilesReading(st, claude.Agent, files, claude.New, 2, func(i int, n int64) {
+		mu.Lock()
+		defer mu.Unlock()
+		if n <= 0 {
+			t.Errorf("file %d: told of %d bytes", i, n)
+		}
+		read[i] += n
+		told[i]++
+		if !doneYet[i] && read[i] < sizes[i] {
+			before[i]++
+		}
+	}, func(i int, _ importers.Result, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		doneYet[i] = true
+		if err != nil {
+			t.Errorf("file %d: %v", i, err)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range files {
+		if read[i] != sizes[i] {
+			t.Errorf("file %d: told of %d bytes read, it has %d", i, read[i], sizes[i])
+		}
+	}
+	if told[0] != 1 || told[2] != 1 || before[1] < 2 {
+		t.Errorf("reports: %v, of the long file before its end: %d", told, before[1])
 	}
 }

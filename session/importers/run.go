@@ -142,7 +142,7 @@ func plural(n uint64, one, many string) string {
 // added in scrim (or that an older scrim imported without counting) is kept.
 // Nothing a user wrote is ever deleted by an import.
 func Import(st *session.Store, agent, file string, newParser Factory) (Result, error) {
-	return importFile(st, agent, file, newParser, nil, false, nil)
+	return importFile(st, agent, file, newParser, nil, false, nil, nil)
 }
 
 // importPath is file as an import records it: absolute, and canonical when
@@ -163,7 +163,7 @@ func importPath(file string) (string, error) {
 // command's files, which a user may have named by mistake); a small import
 // commits with g when g is not nil (res.waiting: it is visible once g
 // commits).
-func importFile(st *session.Store, agent, file string, newParser Factory, paths *Paths, checkBinary bool, g *session.Group) (Result, error) {
+func importFile(st *session.Store, agent, file string, newParser Factory, paths *Paths, checkBinary bool, g *session.Group, read func(n int64)) (Result, error) {
 	res := Result{Agent: agent}
 	canon, err := importPath(file)
 	if err != nil {
@@ -248,7 +248,11 @@ func importFile(st *session.Store, agent, file string, newParser Factory, paths 
 	if err != nil {
 		return res, fmt.Errorf("import %s: %w", file, err)
 	}
-	lr := newLineReader(f, nil)
+	var r io.Reader = f
+	if read != nil {
+		r = &countingReader{r: f, report: read}
+	}
+	lr := newLineReader(r, nil)
 	if err := readLines(lr, p, sink, &res); err != nil {
 		return res, fmt.Errorf("import %s: %w", file, err)
 	}
@@ -487,4 +491,22 @@ func readLines(lr *lineReader, p Parser, sink *Sink, res *Result) error {
 			return err
 		}
 	}
+}
+
+// countingReader tells report of the bytes read through it, a mebibyte or
+// more at a time, and the rest when the read ends.
+type countingReader struct {
+	r      io.Reader
+	n      int64 // read and not yet reported
+	report func(n int64)
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	if c.n >= 1<<20 || err != nil && c.n > 0 {
+		c.report(c.n)
+		c.n = 0
+	}
+	return n, err
 }

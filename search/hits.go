@@ -172,9 +172,9 @@ func (r *redactor) considered(msg *session.Message) bool { return msg.Role != se
 
 // hits builds what r's model is sent of found, stored messages of session
 // h that match, with x (contextsFor), as the TUI builds a page
-// (tally.Contexts.Build: redaction
-// is message by message, and content derived from a withheld file is
-// found by the fingerprints of the whole session), and returns for each of
+// (tally.Contexts.Build: redaction is message by message, and content
+// derived from a withheld file is found by the fingerprints of the whole
+// session), and returns for each of
 // them its hits in what is sent, then one withheld hit for each part and
 // place the rest of its matches went to. Text only ever comes from what
 // is sent.

@@ -111,14 +111,7 @@ func (a *app) exportRedacted(st *session.Store, pol *policy.Policy, h session.He
 			}
 		} else {
 			exportPasses.Add(1)
-			_, _, _, err := streamRedacted(st, pol, h, model, func(_, sent []session.Message) error {
-				for i := range sent {
-					if err := ew.message(&sent[i]); err != nil {
-						return err
-					}
-				}
-				return nil
-			})
+			_, _, _, err := streamRedacted(st, pol, h, model, func(_, sent []session.Message) error { return writeMessages(ew, sent) })
 			if err != nil {
 				return err
 			}
@@ -153,11 +146,7 @@ func (a *app) redactForExport(st *session.Store, pol *policy.Policy, h session.H
 			}
 		}
 		if ew != nil {
-			for i := range sent {
-				if err := ew.message(&sent[i]); err != nil {
-					return err
-				}
-			}
+			return writeMessages(ew, sent)
 		}
 		return nil
 	})
@@ -170,6 +159,16 @@ func (a *app) redactForExport(st *session.Store, pol *policy.Policy, h session.H
 	}
 	doc.Report, doc.Stored = rep, stored
 	return doc, nil
+}
+
+// writeMessages writes msgs with ew, in order.
+func writeMessages(ew exportWriter, msgs []session.Message) error {
+	for i := range msgs {
+		if err := ew.message(&msgs[i]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func isExportFormat(f string) bool {

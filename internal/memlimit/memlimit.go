@@ -46,9 +46,9 @@ func Soft() {
 // import), and leaves a limit the user set alone as the caller decides.
 func Follow(floor int64) (stop func()) {
 	mu.Lock()
+	defer mu.Unlock()
 	before, was := debug.SetMemoryLimit(-1), following
-	mu.Unlock()
-	follow(floor)
+	followLocked(floor)
 	return func() {
 		mu.Lock()
 		defer mu.Unlock()
@@ -72,6 +72,11 @@ var (
 func follow(floor int64) {
 	mu.Lock()
 	defer mu.Unlock()
+	followLocked(floor)
+}
+
+// followLocked is follow with mu held.
+func followLocked(floor int64) {
 	following = floor
 	debug.SetMemoryLimit(floor)
 	if !armed {

@@ -74,6 +74,10 @@ func bumpRevision(txn *badger.Txn, id string) error {
 // holds, marked piecesMeta, how many pieces and bytes there are.
 var recordPiece = 1 << 20 // a variable for tests
 
+// maxPieces bounds the pieces a record's key may say it has: past it, the
+// key is damaged (and the product of pieces and their size could wrap).
+const maxPieces = 1 << 16
+
 // piecesMeta is the user meta of a record's key whose value says where
 // the record's pieces are (recordPieces).
 const piecesMeta = 1
@@ -91,7 +95,7 @@ func pieceKey(id, name string, k int) []byte {
 func recordPieces(v []byte) (n, size int, ok bool) {
 	pieces, a := binary.Uvarint(v)
 	total, b := binary.Uvarint(v[max(a, 0):])
-	if a <= 0 || b <= 0 || a+b != len(v) || pieces == 0 || total > pieces*uint64(recordPiece) || total <= (pieces-1)*uint64(recordPiece) {
+	if a <= 0 || b <= 0 || a+b != len(v) || pieces == 0 || pieces > maxPieces || total > pieces*uint64(recordPiece) || total <= (pieces-1)*uint64(recordPiece) {
 		return 0, 0, false
 	}
 	return int(pieces), int(total), true

@@ -2,6 +2,7 @@ package session
 
 import (
 	"bytes"
+	"encoding/binary"
 	"testing"
 
 	"github.com/dgraph-io/badger/v4"
@@ -127,6 +128,18 @@ func TestCountRecordInPieces(t *testing.T) {
 	}
 	if got, ok, err := s.CountRecord(h.ID, "gathered/x"); err != nil || ok || got != nil {
 		t.Fatalf("a record missing a piece read as %d bytes, %v %v", len(got), ok, err)
+	}
+	// A damaged key: more pieces than any record has, whose number times
+	// a piece's size wraps around to say 4 TiB in all, which would be
+	// made room for.
+	head := binary.AppendUvarint(binary.AppendUvarint(nil, 1<<52+1<<30), 1<<42)
+	if err := s.db.Update(func(txn *badger.Txn) error {
+		return txn.SetEntry(badger.NewEntry(countKey(h.ID, "gathered/x"), head).WithMeta(piecesMeta))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok, err := s.CountRecord(h.ID, "gathered/x"); err != nil || ok || got != nil {
+		t.Fatalf("a damaged key read as %d bytes, %v %v", len(got), ok, err)
 	}
 	if err := s.PutCountRecord(h.ID, "gathered/x", record(4*recordPiece, 7)); err != nil {
 		t.Fatal(err)

@@ -538,10 +538,13 @@ func BenchmarkScrollWhileCounting(b *testing.B) {
 // $SCRIM_BENCH_STORE_COPY, which TestMakeBigStore wrote (writing a million
 // messages takes a while); first-count-ms is the time from New to the
 // count's end (ns/op includes making the store), cpu-ms the process's CPU
-// time meanwhile, peak-anon-MiB its anonymous memory sampled meanwhile.
+// time meanwhile, peak-anon-MiB its anonymous memory sampled meanwhile;
+// gathered-ms and gathered-cpu-ms are the part until the first page's
+// request is built (the fingerprints gathered and their matcher made),
+// which the count's steps wait for.
 func BenchmarkFirstCount(b *testing.B) {
 	memlimit.Soft() // as Run does
-	var took, cpu time.Duration
+	var took, cpu, gather, gatherCPU time.Duration
 	var anon uint64
 	for b.Loop() {
 		dir := b.TempDir()
@@ -565,6 +568,7 @@ func BenchmarkFirstCount(b *testing.B) {
 		m.Update(tea.WindowSizeMsg{Width: 160, Height: 45})
 		_, next := m.Update(m.Init()())
 		feed(m, next)
+		gather, gatherCPU = gather+time.Since(start), gatherCPU+cpuTime()-cpu0
 		countAll(m, func() { anon = max(anon, rssAnon()) })
 		took, cpu = took+time.Since(start), cpu+cpuTime()-cpu0
 		if c := m.counter.get(countKey{m.tr.sid, m.c.model}); c == nil || c.Upto != bigN {
@@ -573,6 +577,8 @@ func BenchmarkFirstCount(b *testing.B) {
 		st.Close()
 	}
 	b.ReportMetric(float64(took.Milliseconds())/float64(b.N), "first-count-ms")
+	b.ReportMetric(float64(gather.Milliseconds())/float64(b.N), "gathered-ms")
+	b.ReportMetric(float64(gatherCPU.Milliseconds())/float64(b.N), "gathered-cpu-ms")
 	b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N), "cpu-ms")
 	b.ReportMetric(float64(anon)/(1<<20), "peak-anon-MiB")
 }

@@ -55,7 +55,7 @@ func (r *Runner) RequestBody(ctx context.Context, sessionID, model string) ([]by
 	capture := &captureTransport{}
 	lm, p, err := r.provs.connect(ctx, model, &http.Client{Transport: capture}, true)
 	if err != nil {
-		return nil, describe(p, model, err)
+		return nil, err // one line naming the provider and what to set, as for a send
 	}
 	call := fantasy.Call{Prompt: req.Prompt, Tools: req.Tools}
 	req = Request{} // the redacted history, which the prompt no longer needs, can go while the client writes the body

@@ -73,37 +73,58 @@ func toolDefs(tier *policy.Tier) []fantasy.Tool {
 // paired by ID: a result without its call becomes user text, a call without
 // a result gets one saying so, because providers reject unpaired ones.
 func toPrompt(system string, hist []session.Message) fantasy.Prompt {
-	prompt := make(fantasy.Prompt, 0, len(hist)+1)
-	prompt = append(prompt, fantasy.Message{Role: fantasy.MessageRoleSystem, Content: []fantasy.MessagePart{fantasy.TextPart{Text: system}}})
-	calls := map[string]bool{}   // call ID → seen in an assistant message
-	results := map[string]bool{} // call ID → has a result
+	results := exactIDs{} // call IDs that have a result anywhere in hist
 	for i := range hist {
 		if hist[i].Role == session.RoleTool && hist[i].ToolCallID != "" {
-			results[hist[i].ToolCallID] = true
+			results.add(hist[i].ToolCallID)
 		}
 	}
-	var pending []string // calls of the last assistant message still without a result
-	flush := func() {
-		for _, id := range pending {
-			if !results[id] {
-				prompt = append(prompt, fantasy.Message{Role: fantasy.MessageRoleTool, Content: []fantasy.MessagePart{
-					fantasy.ToolResultPart{ToolCallID: id, Output: fantasy.ToolResultOutputContentError{Error: errors.New("no result was recorded for this tool call")}},
-				}})
-			}
-		}
-		pending = pending[:0]
-	}
+	p := prompter{calls: exactIDs{}, answered: results.has}
+	prompt := make(fantasy.Prompt, 0, len(hist)+1)
+	prompt = append(prompt, systemMessage(system))
+	prompt = p.add(prompt, hist)
+	return p.finish(prompt)
+}
+
+func systemMessage(system string) fantasy.Message {
+	return fantasy.Message{Role: fantasy.MessageRoleSystem, Content: []fantasy.MessagePart{fantasy.TextPart{Text: system}}}
+}
+
+// idSet is a set of tool call IDs.
+type idSet interface {
+	add(id string)
+	has(id string) bool
+}
+
+// exactIDs holds the IDs themselves.
+type exactIDs map[string]struct{}
+
+func (s exactIDs) add(id string)      { s[id] = struct{}{} }
+func (s exactIDs) has(id string) bool { _, ok := s[id]; return ok }
+
+// prompter is toPrompt a piece of the history at a time, in order: what
+// one piece leaves for the next is the calls met so far and those of the
+// last assistant message still without a result.
+type prompter struct {
+	calls    idSet                // calls met in an assistant message so far
+	answered func(id string) bool // whether the whole history has a result for the call
+	pending  []string             // calls of the last assistant message still without a result
+}
+
+// add appends the provider messages of hist, the next piece of the history,
+// to prompt.
+func (p *prompter) add(prompt fantasy.Prompt, hist []session.Message) fantasy.Prompt {
 	for i := range hist {
 		m := &hist[i]
 		switch m.Role {
 		case session.RoleSystem:
-			flush()
+			prompt = p.flush(prompt)
 			prompt = append(prompt, fantasy.Message{Role: fantasy.MessageRoleSystem, Content: textParts(m)})
 		case session.RoleUser:
-			flush()
+			prompt = p.flush(prompt)
 			prompt = append(prompt, fantasy.Message{Role: fantasy.MessageRoleUser, Content: textParts(m)})
 		case session.RoleAssistant:
-			flush()
+			prompt = p.flush(prompt)
 			var parts []fantasy.MessagePart
 			for _, pt := range m.Parts {
 				switch pt.Kind {
@@ -113,8 +134,8 @@ func toPrompt(system string, hist []session.Message) fantasy.Prompt {
 						input = "{}"
 					}
 					parts = append(parts, fantasy.ToolCallPart{ToolCallID: pt.CallID, ToolName: pt.Name, Input: input})
-					calls[pt.CallID] = true
-					pending = append(pending, pt.CallID)
+					p.calls.add(pt.CallID)
+					p.pending = append(p.pending, pt.CallID)
 				default:
 					if pt.Text != "" {
 						parts = append(parts, fantasy.TextPart{Text: pt.Text})
@@ -126,7 +147,7 @@ func toPrompt(system string, hist []session.Message) fantasy.Prompt {
 			}
 		case session.RoleTool:
 			text := joinText(m)
-			if m.ToolCallID == "" || !calls[m.ToolCallID] {
+			if m.ToolCallID == "" || !p.calls.has(m.ToolCallID) {
 				prompt = append(prompt, fantasy.Message{Role: fantasy.MessageRoleUser, Content: []fantasy.MessagePart{
 					fantasy.TextPart{Text: "[result of tool " + m.Tool + "]\n" + text},
 				}})
@@ -141,9 +162,24 @@ func toPrompt(system string, hist []session.Message) fantasy.Prompt {
 			}})
 		}
 	}
-	flush()
 	return prompt
 }
+
+// flush answers the pending calls that the history never answers.
+func (p *prompter) flush(prompt fantasy.Prompt) fantasy.Prompt {
+	for _, id := range p.pending {
+		if !p.answered(id) {
+			prompt = append(prompt, fantasy.Message{Role: fantasy.MessageRoleTool, Content: []fantasy.MessagePart{
+				fantasy.ToolResultPart{ToolCallID: id, Output: fantasy.ToolResultOutputContentError{Error: errors.New("no result was recorded for this tool call")}},
+			}})
+		}
+	}
+	p.pending = p.pending[:0]
+	return prompt
+}
+
+// finish is flush at the history's end.
+func (p *prompter) finish(prompt fantasy.Prompt) fantasy.Prompt { return p.flush(prompt) }
 
 func textParts(m *session.Message) []fantasy.MessagePart {
 	return []fantasy.MessagePart{fantasy.TextPart{Text: joinText(m)}}

@@ -37,14 +37,10 @@ func newRedactCmd(a *app) *cobra.Command {
 			if model == "" {
 				return usageError("scrim redact needs --model M, the model to preview (e.g. --model anthropic/claude-sonnet-4-5)")
 			}
-			if format != "request" {
-				// Collect garbage sooner, as show does: opening the
-				// store checks every table, and each batch is decoded,
-				// redacted and encoded into short-lived copies. (The
-				// request is built whole: there, collecting four times
-				// as often would only mark its heap four times as often.)
-				defer debug.SetGCPercent(debug.SetGCPercent(25))
-			}
+			// Collect garbage sooner, as show does: opening the store
+			// checks every table, and each batch is decoded, redacted and
+			// encoded into short-lived copies.
+			defer debug.SetGCPercent(debug.SetGCPercent(25))
 			st, h, err := a.resolve(args[0])
 			if err != nil {
 				return err
@@ -54,7 +50,7 @@ func newRedactCmd(a *app) *cobra.Command {
 				return err
 			}
 			if format == "request" {
-				return a.printRequest(cmd.Context(), st, pol, h.ID, model)
+				return a.printRequest(cmd.Context(), st, pol, h, model)
 			}
 			w := bufio.NewWriterSize(a.stdout, 64<<10)
 			var bad []session.DecodeError
@@ -79,21 +75,31 @@ func newRedactCmd(a *app) *cobra.Command {
 }
 
 // printRequest prints the body scrim send --continue would send to model,
-// as the provider's client writes it; nothing is sent.
-func (a *app) printRequest(ctx context.Context, st *session.Store, pol *policy.Policy, id, model string) error {
+// as the provider's client writes it, a batch of the redacted history at a
+// time (runner.RequestWriter); nothing is sent.
+func (a *app) printRequest(ctx context.Context, st *session.Store, pol *policy.Policy, h session.Header, model string) error {
 	provs, err := a.Providers()
 	if err != nil {
 		return err
 	}
 	defer provs.Close()
-	body, err := runner.New(st, pol, provs).RequestBody(ctx, id, model)
+	w := bufio.NewWriterSize(a.stdout, 64<<10)
+	rw, err := runner.New(st, pol, provs).NewRequestWriter(ctx, w, h.ID, model)
 	if err != nil {
 		return err
 	}
-	if _, err = a.stdout.Write(body); err == nil { // not through fmt: a copy of the body
-		_, err = io.WriteString(a.stdout, "\n")
+	_, _, bad, err := streamRedacted(st, pol, h, model, func(_, sent []session.Message) error { return rw.Add(sent) })
+	if len(bad) > 0 {
+		fmt.Fprintf(a.stderr, "scrim: warning: %d stored messages of session %s cannot be decoded and are left out (first: %v)\n", len(bad), h.ID, bad[0])
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	if err := rw.Close(); err != nil {
+		return err
+	}
+	io.WriteString(w, "\n")
+	return w.Flush()
 }
 
 // writeRedactJSON streams {"session","model","tier","messages","report"}

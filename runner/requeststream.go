@@ -1,0 +1,228 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"io"
+	"net/http"
+
+	"charm.land/fantasy"
+
+	"github.com/scrim-dev/scrim/session"
+)
+
+// RequestWriter writes the body RequestBody returns, a piece of the
+// redacted history at a time: what it holds is a piece, not the session
+// (RequestBody's whole prompt and body, at a million messages, peaked at
+// 4.5–5.2 GB). The provider's client still writes every byte: each piece's
+// provider messages go through it as a request of their own, and their
+// encodings, taken from that body, are spliced in order into the body of
+// a request of only the system prompt and the tools. A provider message is
+// encoded the same whatever stands beside it (the client maps the prompt a
+// message at a time), so the spliced body is the one RequestBody returns;
+// TestRequestWriterIsRequestBody holds the two to that.
+type RequestWriter struct {
+	ctx     context.Context
+	w       io.Writer
+	lm      fantasy.LanguageModel
+	prov    Provider
+	model   string
+	tools   []fantasy.Tool
+	capture *captureTransport
+	p       prompter
+	results *laterResults
+	tail    []byte // what follows the history in the body
+	err     error
+}
+
+// NewRequestWriter starts the body of session sessionID's request to model
+// on w: the part before the history (the system prompt) is written now,
+// the history as Add is given it, the rest by Close.
+func (r *Runner) NewRequestWriter(ctx context.Context, w io.Writer, sessionID, model string) (*RequestWriter, error) {
+	h, err := r.store.Get(sessionID)
+	if err != nil {
+		return nil, err
+	}
+	tier, _ := r.pol.TierFor(model)
+	capture := &captureTransport{}
+	lm, prov, err := r.provs.connect(ctx, model, &http.Client{Transport: capture}, true)
+	if err != nil {
+		return nil, err // one line naming the provider and what to set, as for a send
+	}
+	results := &laterResults{seen: newHashedIDs(), read: func(after uint64, add func(id string)) error {
+		if after >= h.Count {
+			return nil
+		}
+		_, err := r.store.Scan(sessionID, after+1, h.Count, func(m *session.Message) error {
+			if m.Role == session.RoleTool && m.ToolCallID != "" {
+				add(m.ToolCallID)
+			}
+			return nil
+		})
+		return err
+	}}
+	rw := &RequestWriter{ctx: ctx, w: w, lm: lm, prov: prov, model: model, tools: toolDefs(tier), capture: capture,
+		p: prompter{calls: newHashedIDs(), answered: results.has}, results: results}
+	frame, err := rw.body(fantasy.Prompt{systemMessage(DefaultSystem)})
+	if err != nil {
+		return nil, err
+	}
+	msgs, err := messagesOf(frame)
+	if err != nil {
+		return nil, err
+	}
+	// The system prompt's message, the only one, ends where the history
+	// goes: {"messages":[{system}<here>],...}.
+	at, end := -1, -1
+	if len(msgs) == 1 {
+		at = bytes.Index(frame, msgs[0])
+		end = at + len(msgs[0])
+	}
+	if at < 1 || frame[at-1] != '[' || end >= len(frame) || frame[end] != ']' {
+		return nil, fmt.Errorf("provider %q: its client wrote a request whose messages scrim cannot find", prov.Name)
+	}
+	if _, err := w.Write(frame[:end]); err != nil {
+		return nil, err
+	}
+	rw.tail = frame[end:]
+	return rw, nil
+}
+
+// Add writes the provider messages of hist, the next piece of the redacted
+// history (runner.Request's History, a piece at a time, in order).
+func (rw *RequestWriter) Add(hist []session.Message) error {
+	if rw.err != nil {
+		return rw.err
+	}
+	rw.results.piece(hist)
+	rw.err = rw.write(rw.p.add(nil, hist))
+	return rw.err
+}
+
+// Close writes what follows the history: an answer for a call the history
+// never answers, then the rest of the body. It does not close w.
+func (rw *RequestWriter) Close() error {
+	if rw.err != nil {
+		return rw.err
+	}
+	if rw.err = rw.write(rw.p.finish(nil)); rw.err != nil {
+		return rw.err
+	}
+	_, rw.err = rw.w.Write(rw.tail)
+	return rw.err
+}
+
+// write writes the encodings of prompt's messages, each after a comma.
+func (rw *RequestWriter) write(prompt fantasy.Prompt) error {
+	if rw.results.err != nil {
+		return rw.results.err
+	}
+	if len(prompt) == 0 {
+		return nil
+	}
+	body, err := rw.body(prompt)
+	if err != nil {
+		return err
+	}
+	msgs, err := messagesOf(body)
+	if err != nil {
+		return err
+	}
+	for _, m := range msgs {
+		if _, err := rw.w.Write([]byte{','}); err != nil {
+			return err
+		}
+		if _, err := rw.w.Write(m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// body is the body the provider's client writes for prompt and the tools.
+func (rw *RequestWriter) body(prompt fantasy.Prompt) ([]byte, error) {
+	rw.capture.body = nil
+	stream, err := rw.lm.Stream(rw.ctx, fantasy.Call{Prompt: prompt, Tools: rw.tools})
+	if err == nil {
+		for range stream {
+		}
+	}
+	if rw.capture.body == nil {
+		if err == nil {
+			err = errors.New("the provider's client sent no request")
+		}
+		return nil, describe(rw.prov, rw.model, err)
+	}
+	return bytes.TrimSpace(rw.capture.body), nil
+}
+
+// messagesOf returns the encoding of each message of body, a request's
+// body, as written there.
+func messagesOf(body []byte) ([]json.RawMessage, error) {
+	var req struct {
+		Messages []json.RawMessage `json:"messages"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		return nil, fmt.Errorf("the provider's client wrote a request that is not JSON: %v", err)
+	}
+	return req.Messages, nil
+}
+
+// laterResults says whether a call has a result anywhere in the history,
+// as toPrompt's set of every result does, from the pieces given so far
+// and, asked about a call none of them answers (rare: a call cut off), the
+// rest of the stored session, read once.
+type laterResults struct {
+	seen  hashedIDs // results in the pieces given so far
+	ahead hashedIDs // results after them, once read
+	after uint64    // the Seq of the last message of those pieces
+	read  func(after uint64, add func(id string)) error
+	err   error
+}
+
+// piece notes the results of hist, the next piece, before its calls are
+// flushed: a call's result may come in the same piece.
+func (l *laterResults) piece(hist []session.Message) {
+	for i := range hist {
+		if hist[i].Role == session.RoleTool && hist[i].ToolCallID != "" {
+			l.seen.add(hist[i].ToolCallID)
+		}
+	}
+	if len(hist) > 0 {
+		l.after = hist[len(hist)-1].Seq
+	}
+}
+
+func (l *laterResults) has(id string) bool {
+	if l.seen.has(id) {
+		return true
+	}
+	if l.ahead.ids == nil {
+		l.ahead = newHashedIDs()
+		l.err = l.read(l.after, l.ahead.add)
+	}
+	return l.ahead.has(id)
+}
+
+// hashedIDs holds a 64-bit hash of each ID under a seed of its own (not
+// one a history could be made to collide under): 8 bytes an ID, where a
+// session's ID strings would be tens.
+type hashedIDs struct {
+	seed maphash.Seed
+	ids  map[uint64]struct{}
+}
+
+func newHashedIDs() hashedIDs {
+	return hashedIDs{seed: maphash.MakeSeed(), ids: map[uint64]struct{}{}}
+}
+
+func (s hashedIDs) add(id string) { s.ids[maphash.String(s.seed, id)] = struct{}{} }
+
+func (s hashedIDs) has(id string) bool {
+	_, ok := s.ids[maphash.String(s.seed, id)]
+	return ok
+}

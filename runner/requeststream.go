@@ -3,7 +3,6 @@ package runner
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/maphash"
@@ -11,6 +10,7 @@ import (
 	"net/http"
 
 	"charm.land/fantasy"
+	"github.com/tidwall/gjson"
 
 	"github.com/scrim-dev/scrim/session"
 )
@@ -79,7 +79,7 @@ func (r *Runner) NewRequestWriter(ctx context.Context, w io.Writer, sessionID, m
 	// goes: {"messages":[{system}<here>],...}.
 	at, end := -1, -1
 	if len(msgs) == 1 {
-		at = bytes.Index(frame, msgs[0])
+		at = bytes.Index(frame, []byte(msgs[0]))
 		end = at + len(msgs[0])
 	}
 	if at < 1 || frame[at-1] != '[' || end >= len(frame) || frame[end] != ']' {
@@ -133,10 +133,10 @@ func (rw *RequestWriter) write(prompt fantasy.Prompt) error {
 		return err
 	}
 	for _, m := range msgs {
-		if _, err := rw.w.Write([]byte{','}); err != nil {
+		if _, err := io.WriteString(rw.w, ","); err != nil {
 			return err
 		}
-		if _, err := rw.w.Write(m); err != nil {
+		if _, err := io.WriteString(rw.w, m); err != nil {
 			return err
 		}
 	}
@@ -161,15 +161,20 @@ func (rw *RequestWriter) body(prompt fantasy.Prompt) ([]byte, error) {
 }
 
 // messagesOf returns the encoding of each message of body, a request's
-// body, as written there.
-func messagesOf(body []byte) ([]json.RawMessage, error) {
-	var req struct {
-		Messages []json.RawMessage `json:"messages"`
+// body, as written there. gjson finds them without decoding them
+// (encoding/json's Unmarshal into raw messages validated and copied every
+// byte: 4.4 of the 24 CPU-s of a million-message preview).
+func messagesOf(body []byte) ([]string, error) {
+	msgs := gjson.GetBytes(body, "messages")
+	if !msgs.IsArray() {
+		return nil, errors.New("the provider's client wrote a request without messages")
 	}
-	if err := json.Unmarshal(body, &req); err != nil {
-		return nil, fmt.Errorf("the provider's client wrote a request that is not JSON: %v", err)
-	}
-	return req.Messages, nil
+	var out []string
+	msgs.ForEach(func(_, m gjson.Result) bool {
+		out = append(out, m.Raw)
+		return true
+	})
+	return out, nil
 }
 
 // laterResults says whether a call has a result anywhere in the history,

@@ -26,9 +26,18 @@ func TestRequestWriterIsRequestBody(t *testing.T) {
 	for seed := range uint64(40) {
 		rng := rand.New(rand.NewPCG(seed, 7))
 		id := e.newSession(t)
-		msgs := randomHistory(rng, e, 1+rng.IntN(60))
-		if err := e.store.Append(id, msgs...); err != nil {
-			t.Fatal(err)
+		var msgs []*session.Message
+		switch seed {
+		case 0: // empty: the system prompt and the tools
+		case 1: // nothing but what is never sent
+			msgs = []*session.Message{{Role: session.RoleEvent, Parts: []session.Part{{Kind: session.PartText, Text: "switched"}}}}
+		default:
+			msgs = randomHistory(rng, e, 1+rng.IntN(60))
+		}
+		if len(msgs) > 0 {
+			if err := e.store.Append(id, msgs...); err != nil {
+				t.Fatal(err)
+			}
 		}
 		for _, model := range []string{"fake/limited", "fake/trusted", "fake/other"} {
 			want, err := e.r.RequestBody(context.Background(), id, model)

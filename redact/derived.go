@@ -785,7 +785,10 @@ type DerivedBuilder struct {
 	// has settled, or grown past its room, logRoom).
 	late bool
 	log  *allowedLog
-	l    layout // how each piece is shared out across cores
+	// logFloor is the room the log has however few the candidates
+	// (LogRoom).
+	logFloor int
+	l        layout // how each piece is shared out across cores
 	// expect is the Seqs of the messages to come (Expect), how many
 	// candidates there were before them, and the part of them at which
 	// the candidates' table is next made to their measure (16: a
@@ -802,7 +805,7 @@ type DerivedBuilder struct {
 // derived = "redact" it gathers nothing and Done returns nil.
 func NewDerivedBuilder(model string, p *policy.Policy) *DerivedBuilder {
 	tier, _ := p.TierFor(model)
-	b := &DerivedBuilder{model: model, p: p, on: tier.RedactsDerived(), l: defaultLayout}
+	b := &DerivedBuilder{model: model, p: p, on: tier.RedactsDerived(), l: defaultLayout, logFloor: 1 << 20}
 	b.cands.seed = maphash.MakeSeed() // fixed from now on: Prepare hashes with it
 	if tier != nil {
 		b.label = tier.Label

@@ -2,7 +2,9 @@ package cli
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"sync/atomic"
@@ -249,6 +251,10 @@ func gather(st *session.Store, pol *policy.Policy, h session.Header, model strin
 		if err := st.SourcedPieces(h.ID, 1, h.Count, gatherPiece, func(b []session.Message, last bool) error { s.Recheck(b, last); return nil }); err != nil {
 			return err
 		}
+	}
+	// Settle read messages again trusting them to be those gathered.
+	if now, err := st.Revision(h.ID); err != nil || now != rev {
+		return cmp.Or(err, fmt.Errorf("session %s changed while it was read (an import revised it): run the command again", h.ID))
 	}
 	_ = tally.SaveGathered(st, pol, h.ID, model, rev, h.Count, s.Gathered)
 	return nil

@@ -805,7 +805,7 @@ type DerivedBuilder struct {
 // derived = "redact" it gathers nothing and Done returns nil.
 func NewDerivedBuilder(model string, p *policy.Policy) *DerivedBuilder {
 	tier, _ := p.TierFor(model)
-	b := &DerivedBuilder{model: model, p: p, on: tier.RedactsDerived(), l: defaultLayout, logFloor: 1 << 20}
+	b := &DerivedBuilder{model: model, p: p, on: tier.RedactsDerived(), l: defaultLayout, logFloor: minLogRoom}
 	b.cands.seed = maphash.MakeSeed() // fixed from now on: Prepare hashes with it
 	if tier != nil {
 		b.label = tier.Label

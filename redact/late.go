@@ -65,8 +65,8 @@ func (l *allowedLog) bytes() int {
 }
 
 // logRoom is how many bytes a log may take beside candidates that take
-// candBytes: half as many, or floor (the builder's LogRoom, 1 MiB unless
-// told), and at most maxLog. A gathering that withholds much (the UI
+// candBytes: half as many, or floor (the builder's LogRoom, minLogRoom
+// unless told), and at most maxLog. A gathering that withholds much (the UI
 // benchmark's million-message session: 2.26M candidates, over 100 MB)
 // notes all it meets (2.3M pieces, 9 MB) and spares the second read; one
 // that withholds little is read again instead, as cheap beside the rest of
@@ -137,7 +137,11 @@ func (b *DerivedBuilder) noteLogs(logs []*allowedLog) {
 // LogRoom lets a whole session's gathering (CheckLate) note up to n bytes
 // of readable content for Settle, however few candidates it holds, before
 // it gives up and the session must be read again.
-func (b *DerivedBuilder) LogRoom(n int) { b.logFloor = max(n, 1<<20) }
+func (b *DerivedBuilder) LogRoom(n int) { b.logFloor = max(n, minLogRoom) }
+
+// minLogRoom is the room a log has however few the candidates, unless its
+// builder is given more (LogRoom).
+const minLogRoom = 1 << 20
 
 // Settle finishes a gathering of a whole session from its start
 // (CheckLate), once the last piece is added: each candidate whose bits the

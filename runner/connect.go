@@ -19,7 +19,7 @@ func (ps *Providers) Connect(ctx context.Context, model string, hc *http.Client)
 }
 
 // connect is Connect; preview builds a model that is never called over the
-// network (RequestBody), so a missing API key or header variable does not
+// network (RequestBody, RequestWriter), so a missing API key or header variable does not
 // stop it: neither is part of the request's body.
 func (ps *Providers) connect(ctx context.Context, model string, hc *http.Client, preview bool) (fantasy.LanguageModel, Provider, error) {
 	provName, name, err := SplitModel(model)

@@ -10,7 +10,7 @@ import (
 	"charm.land/fantasy"
 )
 
-// errPreviewed ends a request RequestBody captured: it never leaves the
+// errPreviewed ends a request a preview captured: it never leaves the
 // process.
 var errPreviewed = errors.New("request captured for the preview")
 
@@ -30,9 +30,8 @@ func (c *captureTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 
 // readBody reads req's body into a slice of its length, where the client
 // tells it: io.ReadAll reads into pieces of growing size and copies them
-// into one of the body's size, twice the body made and cleared (a
-// gigabyte for the body of a million-message session, a tenth of the
-// preview's CPU).
+// into one of the body's size, twice the body made and cleared (for
+// RequestBody at a million messages, a gigabyte and a tenth of its CPU).
 func readBody(req *http.Request) ([]byte, error) {
 	if req.ContentLength <= 0 {
 		return io.ReadAll(req.Body)
@@ -46,7 +45,9 @@ func readBody(req *http.Request) ([]byte, error) {
 // provider for the session now: the system prompt, the tools offered to the
 // model's tier and the redacted history, as the provider's client library
 // writes them. The client runs as it does for a send, against a transport
-// that keeps the body and sends nothing; no API key is needed.
+// that keeps the body and sends nothing; no API key is needed. It holds
+// the whole session's prompt and body, as a send does; RequestWriter
+// writes the same bytes a piece at a time.
 func (r *Runner) RequestBody(ctx context.Context, sessionID, model string) ([]byte, error) {
 	req, err := r.Request(sessionID, model)
 	if err != nil {
@@ -59,16 +60,27 @@ func (r *Runner) RequestBody(ctx context.Context, sessionID, model string) ([]by
 	}
 	call := fantasy.Call{Prompt: req.Prompt, Tools: req.Tools}
 	req = Request{} // the redacted history, which the prompt no longer needs, can go while the client writes the body
+	body, err := capture.of(ctx, lm, call)
+	if err != nil {
+		return nil, describe(p, model, err)
+	}
+	return body, nil
+}
+
+// of runs call through lm, whose client sends through c, and returns the
+// body c kept.
+func (c *captureTransport) of(ctx context.Context, lm fantasy.LanguageModel, call fantasy.Call) ([]byte, error) {
+	c.body = nil
 	stream, err := lm.Stream(ctx, call)
 	if err == nil {
 		for range stream {
 		}
 	}
-	if capture.body == nil {
+	if c.body == nil {
 		if err == nil {
 			err = errors.New("the provider's client sent no request")
 		}
-		return nil, describe(p, model, err)
+		return nil, err
 	}
-	return bytes.TrimSpace(capture.body), nil
+	return bytes.TrimSpace(c.body), nil
 }

@@ -83,7 +83,7 @@ func toPrompt(system string, hist []session.Message) fantasy.Prompt {
 	prompt := make(fantasy.Prompt, 0, len(hist)+1)
 	prompt = append(prompt, systemMessage(system))
 	prompt = p.add(prompt, hist)
-	return p.finish(prompt)
+	return p.flush(prompt)
 }
 
 func systemMessage(system string) fantasy.Message {
@@ -165,7 +165,8 @@ func (p *prompter) add(prompt fantasy.Prompt, hist []session.Message) fantasy.Pr
 	return prompt
 }
 
-// flush answers the pending calls that the history never answers.
+// flush answers the pending calls that the history never answers: at the
+// next message that is not a tool result, and at the history's end.
 func (p *prompter) flush(prompt fantasy.Prompt) fantasy.Prompt {
 	for _, id := range p.pending {
 		if !p.answered(id) {
@@ -177,9 +178,6 @@ func (p *prompter) flush(prompt fantasy.Prompt) fantasy.Prompt {
 	p.pending = p.pending[:0]
 	return prompt
 }
-
-// finish is flush at the history's end.
-func (p *prompter) finish(prompt fantasy.Prompt) fantasy.Prompt { return p.flush(prompt) }
 
 func textParts(m *session.Message) []fantasy.MessagePart {
 	return []fantasy.MessagePart{fantasy.TextPart{Text: joinText(m)}}

@@ -109,7 +109,7 @@ func (rw *RequestWriter) Close() error {
 	if rw.err != nil {
 		return rw.err
 	}
-	if rw.err = rw.write(rw.p.finish(nil)); rw.err != nil {
+	if rw.err = rw.write(rw.p.flush(nil)); rw.err != nil {
 		return rw.err
 	}
 	_, rw.err = rw.w.Write(rw.tail)
@@ -145,19 +145,11 @@ func (rw *RequestWriter) write(prompt fantasy.Prompt) error {
 
 // body is the body the provider's client writes for prompt and the tools.
 func (rw *RequestWriter) body(prompt fantasy.Prompt) ([]byte, error) {
-	rw.capture.body = nil
-	stream, err := rw.lm.Stream(rw.ctx, fantasy.Call{Prompt: prompt, Tools: rw.tools})
-	if err == nil {
-		for range stream {
-		}
-	}
-	if rw.capture.body == nil {
-		if err == nil {
-			err = errors.New("the provider's client sent no request")
-		}
+	body, err := rw.capture.of(rw.ctx, rw.lm, fantasy.Call{Prompt: prompt, Tools: rw.tools})
+	if err != nil {
 		return nil, describe(rw.prov, rw.model, err)
 	}
-	return bytes.TrimSpace(rw.capture.body), nil
+	return body, nil
 }
 
 // messagesOf returns the encoding of each message of body, a request's

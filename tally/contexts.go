@@ -196,7 +196,7 @@ func (x *Contexts) fingerprints(st *session.Store, pol *policy.Policy, sid, mode
 		return fail(err)
 	}
 	if whole {
-		if err := e.b.Settle(ReadAt(st, sid)); err != nil {
+		if err := e.b.Settle(ReadAt(st, sid, rev)); err != nil {
 			return fail(err)
 		}
 	}
@@ -204,12 +204,6 @@ func (x *Contexts) fingerprints(st *session.Store, pol *policy.Policy, sid, mode
 		// Fingerprints met late: check them against the content before.
 		if err := eachSourced(st, sid, 1, h.Count, e.b.Recheck); err != nil {
 			return fail(err)
-		}
-	}
-	if whole {
-		// Settle read messages again trusting them to be those gathered.
-		if now, err := st.Revision(sid); err != nil || now != rev {
-			return fail(cmp.Or(err, fmt.Errorf("session %s changed while its fingerprints were gathered", sid)))
 		}
 	}
 	e.upto = h.Count
@@ -241,14 +235,22 @@ func eachSourced(st *session.Store, sid string, from, to uint64, fn func(msgs []
 }
 
 // ReadAt reads messages of session sid by Seq for a gathering's Settle
-// (redact.DerivedBuilder.Settle), a piece at a time.
-func ReadAt(st *session.Store, sid string) func(seqs []uint64, fn func(msgs []session.Message)) error {
+// (redact.DerivedBuilder.Settle), a piece at a time. Settle trusts them to
+// be the messages gathered from, at revision rev: a session an import
+// revised since fails the read.
+func ReadAt(st *session.Store, sid string, rev uint64) func(seqs []uint64, fn func(msgs []session.Message)) error {
 	return func(seqs []uint64, fn func(msgs []session.Message)) error {
 		_, err := st.ScanAt(sid, seqs, gatherPiece, func(msgs []session.Message) error {
 			fn(msgs)
 			return nil
 		})
-		return err
+		if err != nil {
+			return err
+		}
+		if now, err := st.Revision(sid); err != nil || now != rev {
+			return cmp.Or(err, fmt.Errorf("session %s changed while it was read (an import revised it)", sid))
+		}
+		return nil
 	}
 }
 

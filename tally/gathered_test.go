@@ -215,3 +215,31 @@ func TestLargeGatheringLetsItsCandidatesGo(t *testing.T) {
 		t.Fatalf("grown: %d fingerprints, gathered afresh: %q", d.Len(), want)
 	}
 }
+
+// TestReadAtRefusesARevisedSession: Settle trusts the messages it reads
+// again to be those it gathered from; once an import has revised the
+// session since the gathering began, the read fails rather than hand them
+// over, and reads as before while the revision holds.
+func TestReadAtRefusesARevisedSession(t *testing.T) {
+	_, st, h := gatheringSession(t, "revised")
+	must(t, st.Append(h.ID, &session.Message{Role: session.RoleUser, Parts: []session.Part{{Kind: session.PartText, Text: "one"}}}))
+	rev, err := st.Revision(h.ID)
+	must(t, err)
+	read := func() (int, error) {
+		n := 0
+		err := ReadAt(st, h.ID, rev)([]uint64{1}, func(msgs []session.Message) { n += len(msgs) })
+		return n, err
+	}
+	if n, err := read(); err != nil || n != 1 {
+		t.Fatalf("read at the gathering's revision: %d messages, %v", n, err)
+	}
+	b, err := st.BeginBulk()
+	must(t, err)
+	_, err = b.Continue(h.ID)
+	must(t, err)
+	b.Revise(h.ID, 1, func(m *session.Message) { m.Meta.Note = "revised" })
+	must(t, b.Commit(nil))
+	if _, err := read(); err == nil || !strings.Contains(err.Error(), "changed while it was read") {
+		t.Fatalf("read after an import revised the session: %v", err)
+	}
+}

@@ -2,9 +2,7 @@ package cli
 
 import (
 	"bytes"
-	"cmp"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"sync/atomic"
@@ -244,17 +242,13 @@ func gather(st *session.Store, pol *policy.Policy, h session.Header, model strin
 	if err != nil {
 		return err
 	}
-	if err := s.Settle(tally.ReadAt(st, h.ID)); err != nil {
+	if err := s.Settle(tally.ReadAt(st, h.ID, rev)); err != nil {
 		return err
 	}
 	if s.Stale() {
 		if err := st.SourcedPieces(h.ID, 1, h.Count, gatherPiece, func(b []session.Message, last bool) error { s.Recheck(b, last); return nil }); err != nil {
 			return err
 		}
-	}
-	// Settle read messages again trusting them to be those gathered.
-	if now, err := st.Revision(h.ID); err != nil || now != rev {
-		return cmp.Or(err, fmt.Errorf("session %s changed while it was read (an import revised it): run the command again", h.ID))
 	}
 	_ = tally.SaveGathered(st, pol, h.ID, model, rev, h.Count, s.Gathered)
 	return nil

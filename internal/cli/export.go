@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/scrim-dev/scrim/internal/spool"
 	"github.com/scrim-dev/scrim/internal/termsafe"
 	"github.com/scrim-dev/scrim/policy"
 	"github.com/scrim-dev/scrim/redact"
@@ -86,10 +87,10 @@ func (a *app) exportRedacted(st *session.Store, pol *policy.Policy, h session.He
 	if outFile != "" && outFile != "-" {
 		dir = filepath.Dir(outFile)
 	}
-	body := &spool{dir: dir, strict: true}
+	body := &spool.Spool{Dir: dir, Strict: true}
 	defer body.Close()
 	doc, err := a.redactForExport(st, pol, h, model, format, newExportWriter(format, body))
-	if errors.As(err, new(*spoolError)) {
+	if errors.As(err, new(*spool.Error)) {
 		body.Close()
 		body = nil
 		doc, err = a.redactForExport(st, pol, h, model, format, nil)
@@ -129,7 +130,7 @@ var exportPasses atomic.Int64
 // kept in a spool. With ew, each message is written with it as well.
 func (a *app) redactForExport(st *session.Store, pol *policy.Policy, h session.Header, model, format string, ew exportWriter) (*exportDoc, error) {
 	exportPasses.Add(1)
-	doc := &exportDoc{Header: h, Redacted: true, Model: model, PerMessage: &spool{}}
+	doc := &exportDoc{Header: h, Redacted: true, Model: model, PerMessage: &spool.Spool{}}
 	sep := ""
 	rep, stored, bad, err := streamRedacted(st, pol, h, model, func(stored, sent []session.Message) error {
 		if format == "jsonl" {
@@ -150,7 +151,7 @@ func (a *app) redactForExport(st *session.Store, pol *policy.Policy, h session.H
 		}
 		return nil
 	})
-	if !errors.As(err, new(*spoolError)) {
+	if !errors.As(err, new(*spool.Error)) {
 		a.warnSkipped(bad) // once: not for a try given up for the second way
 	}
 	if err != nil {
@@ -186,8 +187,8 @@ type exportDoc struct {
 	Redacted   bool
 	Model      string
 	Report     redact.Report
-	PerMessage *spool // what happened to each message, as a JSON array's elements (JSONL only)
-	Stored     int    // messages stored, when Redacted
+	PerMessage *spool.Spool // what happened to each message, as a JSON array's elements (JSONL only)
+	Stored     int          // messages stored, when Redacted
 }
 
 // exportWriter writes one format: begin once, each message in order, end.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/charmbracelet/x/exp/golden"
 
+	"github.com/scrim-dev/scrim/internal/spool"
 	"github.com/scrim-dev/scrim/redact"
 	"github.com/scrim-dev/scrim/session"
 )
@@ -270,7 +271,7 @@ func TestExportRedactsOnce(t *testing.T) {
 		if code != exitOK || exportPasses.Load() != 1 {
 			t.Fatalf("%s: exit %d after %d passes: %s", format, code, exportPasses.Load(), stderr)
 		}
-		if len(once) <= spoolMemory || !strings.Contains(once, "pkg3/file") || !strings.Contains(once, `filtered — trust tier \"cloud\"`) &&
+		if len(once) <= spool.Memory || !strings.Contains(once, "pkg3/file") || !strings.Contains(once, `filtered — trust tier \"cloud\"`) &&
 			!strings.Contains(once, `filtered — trust tier "cloud"`) && !strings.Contains(once, "filtered — trust tier &#34;cloud&#34;") {
 			t.Fatalf("%s: %d bytes, no placeholder for pkg3", format, len(once))
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/scrim-dev/scrim/internal/spool"
 	"github.com/scrim-dev/scrim/internal/termsafe"
 	"github.com/scrim-dev/scrim/policy"
 	"github.com/scrim-dev/scrim/redact"
@@ -119,7 +120,7 @@ func writeRedactJSON(w io.Writer, st *session.Store, pol *policy.Policy, h sessi
 		return nil, err
 	}
 	io.WriteString(w, strings.TrimSuffix(string(head), "}")+`,"messages":[`)
-	var per spool
+	var per spool.Spool
 	defer per.Close()
 	sep, perSep := "\n", ""
 	var buf []byte // one message at a time, encoded as json.Marshal would
@@ -183,7 +184,7 @@ func writeRedactText(w io.Writer, st *session.Store, pol *policy.Policy, h sessi
 	tier, _ := pol.TierFor(model)
 	fmt.Fprintf(w, "What %s would be sent of session %s (tier %s, label %q)\n\n",
 		termsafe.Inert(model), h.ID, termsafe.Inert(tier.Name), termsafe.Inert(tier.Label))
-	var per spool
+	var per spool.Spool
 	defer per.Close()
 	flagged := 0
 	rep, stored, bad, err := streamRedacted(st, pol, h, model, func(stored, sent []session.Message) error {

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -279,108 +278,5 @@ func checkCrafted(t *testing.T, model, format, out string) {
 	}
 	if strings.Contains(out, streamCred) == (model == "anthropic/x") {
 		t.Errorf("%s %s: credential present: %v", model, format, strings.Contains(out, streamCred))
-	}
-}
-
-// TestSpoolWithoutATemporaryFolder: where no temporary file can be made,
-// a spool keeps everything in memory and gives it back whole.
-func TestSpoolWithoutATemporaryFolder(t *testing.T) {
-	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "gone"))
-	var s spool
-	var want bytes.Buffer
-	for i := range 2 * spoolMemory / 1000 {
-		fmt.Fprintf(&want, "%d %s\n", i, strings.Repeat("y", 999))
-	}
-	if _, err := s.Write(want.Bytes()[:spoolMemory/2]); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Write(want.Bytes()[spoolMemory/2:]); err != nil {
-		t.Fatal(err)
-	}
-	var got bytes.Buffer
-	if _, err := s.WriteTo(&got); err != nil || s.file != nil || !bytes.Equal(got.Bytes(), want.Bytes()) {
-		t.Fatalf("spooled %d bytes, got back %d (file %v, %v)", want.Len(), got.Len(), s.file, err)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// TestSpoolSpillsToAFile: what a spool holds past its memory comes back
-// whole, in order, from its file, and the file is gone once it is closed.
-func TestSpoolSpillsToAFile(t *testing.T) {
-	t.Setenv("TMPDIR", t.TempDir())
-	var s spool
-	var want bytes.Buffer
-	line := strings.Repeat("x", 1000) + "\n"
-	for i := 0; want.Len() <= 2*spoolMemory; i++ {
-		fmt.Fprintf(&s, "%d %s", i, line)
-		fmt.Fprintf(&want, "%d %s", i, line)
-	}
-	if s.file == nil || s.mem.Len() >= spoolChunk {
-		t.Fatalf("%d bytes spooled in memory, file %v", s.mem.Len(), s.file)
-	}
-	var got bytes.Buffer
-	if _, err := s.WriteTo(&got); err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got.Bytes(), want.Bytes()) {
-		t.Fatalf("spooled %d bytes, got back %d", want.Len(), got.Len())
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if left, _ := os.ReadDir(os.Getenv("TMPDIR")); len(left) > 0 {
-		t.Fatalf("left behind: %v", left)
-	}
-}
-
-// fullSpoolFile stands for a temporary file on a full disk: /dev/full,
-// where every write fails with ENOSPC. It is not unlinked (named false),
-// so a spool never removes it.
-func fullSpoolFile(t *testing.T) func(string) (*os.File, bool, error) {
-	return func(string) (*os.File, bool, error) {
-		f, err := os.OpenFile("/dev/full", os.O_RDWR, 0)
-		if err != nil {
-			t.Skipf("no /dev/full: %v", err)
-		}
-		return f, false, err
-	}
-}
-
-// TestSpoolOnAFullDisk: a spool whose file cannot be written goes on in
-// memory and gives everything back, as one that cannot make its file; a
-// strict one fails, and goes on failing.
-func TestSpoolOnAFullDisk(t *testing.T) {
-	var want bytes.Buffer
-	for i := 0; want.Len() <= 2*spoolMemory; i++ {
-		fmt.Fprintf(&want, "%d %s\n", i, strings.Repeat("z", 999))
-	}
-	s := spool{create: fullSpoolFile(t)}
-	for b := want.Bytes(); len(b) > 0; {
-		n := min(len(b), 4000)
-		if k, err := s.Write(b[:n]); err != nil || k != n {
-			t.Fatalf("write: %d of %d, %v", k, n, err)
-		}
-		b = b[n:]
-	}
-	if !s.inside || s.file != nil {
-		t.Fatalf("in memory %v, file %v", s.inside, s.file)
-	}
-	var got bytes.Buffer
-	if _, err := s.WriteTo(&got); err != nil || !bytes.Equal(got.Bytes(), want.Bytes()) {
-		t.Fatalf("spooled %d bytes, got back %d (%v)", want.Len(), got.Len(), err)
-	}
-	s.Close()
-
-	strict := spool{create: fullSpoolFile(t), strict: true}
-	defer strict.Close()
-	_, err := strict.Write(want.Bytes())
-	var se *spoolError
-	if !errors.As(err, &se) || !errors.Is(err, syscall.ENOSPC) {
-		t.Fatalf("strict spool on a full disk: %v", err)
-	}
-	if _, again := strict.Write([]byte("x")); again != err {
-		t.Fatalf("the next write: %v, not the first failure", again)
 	}
 }

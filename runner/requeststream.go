@@ -35,6 +35,7 @@ type RequestWriter struct {
 	capture *captureTransport
 	p       prompter
 	results *laterResults
+	frame   []byte // the body of a request of the system prompt and tools alone
 	tail    []byte // what follows the history in the body
 	err     error
 }
@@ -88,7 +89,7 @@ func (r *Runner) NewRequestWriter(ctx context.Context, w io.Writer, sessionID, m
 	if _, err := w.Write(frame[:end]); err != nil {
 		return nil, err
 	}
-	rw.tail = frame[end:]
+	rw.frame, rw.tail = frame, frame[end:]
 	return rw, nil
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"charm.land/fantasy"
 
+	"github.com/scrim-dev/scrim/internal/spool"
 	"github.com/scrim-dev/scrim/policy"
 	"github.com/scrim-dev/scrim/session"
 	"github.com/scrim-dev/scrim/tools"
@@ -43,10 +44,21 @@ type Runner struct {
 	MaxSteps int
 	// WorkDir is where tools run when the session header has no WorkDir.
 	WorkDir string
+	// History, when set, is where Send takes the redacted history of each
+	// request from, a piece at a time (see HistoryStream): a send then
+	// holds pieces, never the session. Nil: Send loads the session and
+	// redacts it whole (Build).
+	History HistoryStream
 
 	mu   sync.Mutex
 	busy map[string]bool
 }
+
+// HistoryStream hands fn the history of session h, its messages 1 to
+// h.Count, as model is sent it (Request's History: redacted exactly as
+// Build redacts the whole), a piece at a time, in order; an error of fn
+// ends it. The CLI streams it from the store, as scrim redact does.
+type HistoryStream func(ctx context.Context, h session.Header, model string, fn func(sent []session.Message) error) error
 
 // New returns a runner on store, deciding tiers with pol and sending through provs.
 func New(store *session.Store, pol *policy.Policy, provs *Providers) *Runner {
@@ -109,8 +121,13 @@ func (r *Runner) Send(ctx context.Context, sessionID, model, prompt string, onDe
 	if onDelta == nil {
 		onDelta = func(Delta) {}
 	}
+	hc := r.HTTP
+	var splice *spliceTransport
+	if r.History != nil {
+		splice, hc = newSplice(hc)
+	}
 	// Resolve the provider first: a missing key or unknown provider writes nothing.
-	lm, prov, err := r.provs.Connect(ctx, model, r.HTTP)
+	lm, prov, err := r.provs.Connect(ctx, model, hc)
 	if err != nil {
 		return err
 	}
@@ -118,11 +135,13 @@ func (r *Runner) Send(ctx context.Context, sessionID, model, prompt string, onDe
 	if err != nil {
 		return err
 	}
-	msgs, _, err := r.store.Messages(sessionID)
-	if err != nil {
-		return err
+	var msgs []session.Message
+	if splice == nil {
+		if msgs, _, err = r.store.Messages(sessionID); err != nil {
+			return err
+		}
 	}
-	t := turn{r: r, ctx: ctx, id: sessionID, model: model, lm: lm, prov: prov, msgs: msgs, onDelta: onDelta}
+	t := turn{r: r, ctx: ctx, id: sessionID, model: model, lm: lm, prov: prov, msgs: msgs, splice: splice, onDelta: onDelta}
 	t.workDir = h.WorkDir
 	if t.workDir == "" {
 		t.workDir = r.WorkDir
@@ -164,7 +183,8 @@ type turn struct {
 	model   string
 	lm      fantasy.LanguageModel
 	prov    Provider
-	msgs    []session.Message // the session as stored, kept in step with every append
+	msgs    []session.Message // the session as stored, kept in step with every append; nil when streamed
+	splice  *spliceTransport  // a streamed send's: each request's body comes from Runner.History
 	workDir string
 	step    int
 	onDelta func(Delta)
@@ -180,7 +200,10 @@ func (t *turn) emit(d Delta) {
 func (t *turn) begin(h session.Header, prompt string) error {
 	now := t.r.now()
 	var add []*session.Message
-	prev := previousModel(h, t.msgs)
+	prev, err := t.previousModel(h)
+	if err != nil {
+		return err
+	}
 	if prev != "" && prev != t.model {
 		add = append(add, &session.Message{Role: session.RoleEvent, Model: t.model, CreatedAt: now,
 			Parts: []session.Part{{Kind: session.PartText, Text: SwitchText(t.r.pol, prev, t.model)}}})
@@ -188,7 +211,7 @@ func (t *turn) begin(h session.Header, prompt string) error {
 	if prompt != "" {
 		add = append(add, &session.Message{Role: session.RoleUser, Model: t.model, CreatedAt: now,
 			Parts: []session.Part{{Kind: session.PartText, Text: prompt}}})
-	} else if len(t.msgs) == 0 {
+	} else if len(t.msgs) == 0 && (t.splice == nil || h.Count == 0) {
 		return errors.New("nothing to send: the session is empty; give a prompt")
 	}
 	if err := t.ctx.Err(); err != nil {
@@ -201,7 +224,7 @@ func (t *turn) begin(h session.Header, prompt string) error {
 		return fmt.Errorf("store the prompt in session %s: %w", t.id, err)
 	}
 	for _, m := range add {
-		t.msgs = append(t.msgs, *m)
+		t.keep(m)
 		if m.Role == session.RoleEvent {
 			t.emit(Delta{Kind: DeltaSwitch, Text: m.Parts[0].Text})
 		}
@@ -211,7 +234,30 @@ func (t *turn) begin(h session.Header, prompt string) error {
 }
 
 // previousModel is the model the session last used: the header's, else the
-// newest message that names one (sessions filled by `scrim tool` or import).
+// newest message that names one (sessions filled by `scrim tool` or
+// import), read from the store when the send is streamed.
+func (t *turn) previousModel(h session.Header) (string, error) {
+	if t.splice == nil || h.LastModel != "" {
+		return previousModel(h, t.msgs), nil
+	}
+	last := ""
+	_, err := t.r.store.Scan(t.id, 1, h.Count, func(m *session.Message) error {
+		if m.Model != "" && m.Role != session.RoleEvent {
+			last = m.Model
+		}
+		return nil
+	})
+	return last, err
+}
+
+// keep adds m, just stored, to the turn's copy of the session, if it keeps
+// one.
+func (t *turn) keep(m *session.Message) {
+	if t.splice == nil {
+		t.msgs = append(t.msgs, *m)
+	}
+}
+
 func previousModel(h session.Header, msgs []session.Message) string {
 	if h.LastModel != "" {
 		return h.LastModel
@@ -240,14 +286,9 @@ func (r *Runner) maxSteps() int {
 
 func (t *turn) loop() error {
 	for t.step = 1; t.step <= t.r.maxSteps(); t.step++ {
-		ctx, err := Context(t.r.store, t.id, t.msgs, t.model, t.r.pol)
+		ans, err := t.request()
 		if err != nil {
 			return err
-		}
-		req := BuildWith(t.msgs, t.id, t.model, t.r.pol, ctx)
-		ans, err := t.call(req)
-		if err != nil {
-			return describe(t.prov, t.model, err)
 		}
 		asst := ans.message(t.model, t.r.now())
 		if err := t.append(asst); err != nil {
@@ -269,11 +310,57 @@ func (t *turn) loop() error {
 	return fmt.Errorf("stopped after %d model calls (%w); send again to let %s continue", t.r.maxSteps(), ErrStepLimit, t.model)
 }
 
+// request sends the step's request and returns the model's answer. The
+// request is built from the session as it is now: whole (Build), or, when
+// the send is streamed, written by a RequestWriter a piece of the history
+// at a time into a spool, which its transport sends in place of the body
+// the provider's client wrote for the system prompt and tools alone.
+func (t *turn) request() (*answer, error) {
+	if t.splice == nil {
+		ctx, err := Context(t.r.store, t.id, t.msgs, t.model, t.r.pol)
+		if err != nil {
+			return nil, err
+		}
+		ans, err := t.call(BuildWith(t.msgs, t.id, t.model, t.r.pol, ctx))
+		if err != nil {
+			return nil, describe(t.prov, t.model, err)
+		}
+		return ans, nil
+	}
+	h, err := t.r.store.Get(t.id)
+	if err != nil {
+		return nil, err
+	}
+	body := &spool.Spool{}
+	defer body.Close()
+	rw, err := t.r.NewRequestWriter(t.ctx, body, t.id, t.model)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.r.History(t.ctx, h, t.model, rw.Add); err != nil {
+		return nil, fmt.Errorf("build the request from session %s: %w", t.id, err)
+	}
+	if err := rw.Close(); err != nil {
+		return nil, err
+	}
+	t.splice.fill(rw.frame, body)
+	defer t.splice.fill(nil, nil)
+	tier, _ := t.r.pol.TierFor(t.model)
+	ans, err := t.call(Request{Prompt: fantasy.Prompt{systemMessage(DefaultSystem)}, Tools: toolDefs(tier)})
+	if err != nil {
+		if errors.Is(err, errSplice) {
+			return nil, fmt.Errorf("provider %q: %w", t.prov.Name, errSplice)
+		}
+		return nil, describe(t.prov, t.model, err)
+	}
+	return ans, nil
+}
+
 func (t *turn) append(m *session.Message) error {
 	if err := t.r.store.Append(t.id, m); err != nil {
 		return fmt.Errorf("store %s message in session %s: %w", m.Role, t.id, err)
 	}
-	t.msgs = append(t.msgs, *m)
+	t.keep(m)
 	t.emit(Delta{Kind: DeltaStored, Message: m})
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/scrim-dev/scrim/internal/termsafe"
 	"github.com/scrim-dev/scrim/policy"
 	"github.com/scrim-dev/scrim/runner"
+	"github.com/scrim-dev/scrim/session"
 )
 
 // Providers loads --providers, else the default providers file.
@@ -112,7 +113,7 @@ func (a *app) send(ref, model, prompt string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	p := &sendPrinter{w: a.stdout}
-	err = runner.New(st, pol, provs).Send(ctx, id, model, prompt, p.delta)
+	err = newRunner(st, pol, provs).Send(ctx, id, model, prompt, p.delta)
 	p.endLine()
 	return err
 }
@@ -158,4 +159,21 @@ func (p *sendPrinter) endLine() {
 		fmt.Fprintln(p.w)
 		p.midLine = false
 	}
+}
+
+// newRunner is the runner of scrim send and the TUI: each request's history
+// streamed from the store, as scrim redact streams it, so that a send holds
+// pieces of the session, never all of it.
+func newRunner(st *session.Store, pol *policy.Policy, provs *runner.Providers) *runner.Runner {
+	r := runner.New(st, pol, provs)
+	r.History = func(ctx context.Context, h session.Header, model string, fn func([]session.Message) error) error {
+		_, _, _, err := streamRedacted(st, pol, h, model, func(_, sent []session.Message) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			return fn(sent)
+		})
+		return err
+	}
+	return r
 }

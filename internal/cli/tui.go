@@ -64,7 +64,7 @@ func (a *app) tuiConfig(st *session.Store, dir string, pol *policy.Policy, provs
 		Policy:   pol,
 		Models:   models,
 		Model:    model,
-		Sender:   runner.New(st, pol, provs),
+		Sender:   newRunner(st, pol, provs),
 		Getenv:   a.getenv,
 		NoMouse:  a.noMouse,
 	}

@@ -113,3 +113,40 @@ func TestSpoolOnAFullDisk(t *testing.T) {
 		t.Fatalf("the next write: %v, not the first failure", again)
 	}
 }
+
+// TestSpoolReadsAgain: Reader gives everything spooled, from memory and
+// from the file, as often as asked, and Len says how much; WriteTo after
+// it still gives it all.
+func TestSpoolReadsAgain(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	for _, size := range []int{0, Memory / 2, 3 * Memory} {
+		var s Spool
+		var want bytes.Buffer
+		for i := 0; want.Len() < size; i++ {
+			fmt.Fprintf(&s, "%d %s\n", i, strings.Repeat("r", 499))
+			fmt.Fprintf(&want, "%d %s\n", i, strings.Repeat("r", 499))
+		}
+		if (s.file != nil) != (size > Memory) {
+			t.Fatalf("%d bytes: file %v", size, s.file)
+		}
+		for range 2 {
+			n, err := s.Len()
+			if err != nil || n != int64(want.Len()) {
+				t.Fatalf("%d bytes: Len %d, %v", want.Len(), n, err)
+			}
+			r, err := s.Reader()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got bytes.Buffer
+			if _, err := got.ReadFrom(r); err != nil || !bytes.Equal(got.Bytes(), want.Bytes()) {
+				t.Fatalf("%d bytes: read back %d, %v", want.Len(), got.Len(), err)
+			}
+		}
+		var got bytes.Buffer
+		if _, err := s.WriteTo(&got); err != nil || !bytes.Equal(got.Bytes(), want.Bytes()) {
+			t.Fatalf("%d bytes: written %d after reading, %v", want.Len(), got.Len(), err)
+		}
+		s.Close()
+	}
+}

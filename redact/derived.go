@@ -759,6 +759,22 @@ func (d *Derived) match(s string, spans []span) []span {
 	return spans
 }
 
+// matchNoting is match, noting each place found in noted as well, at's
+// message, part and unit.
+func (d *Derived) matchNoting(s string, spans []span, noted []keptSpan, at keptSpan) ([]span, []keptSpan) {
+	if d == nil || len(s) < d.shorter {
+		return spans, noted
+	}
+	d.win.each(s, &d.fpSet, func(start, n int, i int32) bool {
+		f := &d.fps[i]
+		spans = append(spans, span{start: start, end: start + n, kind: "derived", path: d.paths[f.path], placeholder: d.places[f.path]})
+		at.start, at.n, at.path = int32(start), int32(n), int32(f.path)
+		noted = append(noted, at)
+		return true
+	})
+	return spans, noted
+}
+
 // DerivedBuilder gathers a tier's fingerprints from a session read in
 // pieces (the TUI streams long sessions from the store, and extends what it
 // gathered as a session grows): Add each piece, in order; for a whole

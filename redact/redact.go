@@ -115,6 +115,10 @@ type Context struct {
 	// For a Stream's batches: that Derived is the whole session's even
 	// when nil (no fingerprint).
 	whole bool
+	// For a Stream's batches: where Derived's fingerprints are, kept from
+	// an earlier search, or the notes to make of where they are found.
+	kept  *keptMatches
+	notes *matchNotes
 }
 
 // HistoryWith is History with what ctx supplies.
@@ -173,6 +177,12 @@ func history(msgs []session.Message, model string, p *policy.Policy, ctx Context
 			f.derived = ctx.Derived
 			if f.derived == nil && !ctx.whole {
 				f.derived = derivedOf(gs, tier.Label)
+			}
+			if f.derived != nil {
+				f.kept, f.notes = ctx.kept, ctx.notes
+				if f.notes != nil {
+					f.notes.paths = f.derived.paths
+				}
 			}
 		}
 		if f.derived != nil || f.secrets {

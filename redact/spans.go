@@ -75,6 +75,11 @@ type filterer struct {
 	derived  *Derived
 	secrets  bool
 	findings func(*session.Message) []secrets.Finding
+	// kept: where derived's fingerprints are, from a record of an earlier
+	// search (Stream.ResumeMatches), instead of searching; notes: where
+	// the search finds them, for such a record (Stream.NoteMatches).
+	kept  *keptMatches
+	notes *matchNotes
 }
 
 // spanTally counts what a goroutine's filtering replaced.
@@ -173,7 +178,7 @@ func (f *filterer) message(stored, sent *session.Message, t *tally) {
 		if of == nil {
 			of = partsOf(stored.Parts, sent.Parts)
 		}
-		if of[j] >= 0 && f.part(sp, of[j], found, t) {
+		if of[j] >= 0 && f.part(sp, stored.Seq, of[j], found, t) {
 			changed = true
 		}
 	}
@@ -207,13 +212,26 @@ func (d *Derived) mayMatch(p *session.Part) bool {
 	return len(p.Text) >= d.shorter
 }
 
-// part filters one part of a copy; i is the stored part it is a copy of.
-func (f *filterer) part(p *session.Part, i int, found []secrets.Finding, t *tally) bool {
+// part filters one part of a copy; i is the stored part it is a copy of,
+// in the message of Seq seq.
+func (f *filterer) part(p *session.Part, seq uint64, i int, found []secrets.Finding, t *tally) bool {
 	var repl map[int]string
 	var notes []session.Filtered
 	var spans []span
+	var noted []keptSpan
 	p.EachUnit(func(u session.Unit) {
-		spans = f.derived.match(u.Text, spans[:0])
+		spans = spans[:0]
+		switch ok := false; {
+		case f.kept != nil:
+			if spans, ok = f.kept.of(seq, i, u.Key, u.Text, spans); ok {
+				break
+			}
+			fallthrough
+		case f.notes == nil:
+			spans = f.derived.match(u.Text, spans)
+		default:
+			spans, noted = f.derived.matchNoting(u.Text, spans, noted, keptSpan{seq: seq, part: int32(i), key: int32(u.Key)})
+		}
 		for _, fd := range found {
 			if fd.Part == i && fd.Key == u.Key && 0 <= fd.Start && fd.Start < fd.End && fd.End <= len(u.Text) {
 				spans = append(spans, span{start: fd.Start, end: fd.End, kind: "secret", rule: fd.Rule,
@@ -238,6 +256,9 @@ func (f *filterer) part(p *session.Part, i int, found []secrets.Finding, t *tall
 		}
 		repl[u.Key] = text
 	})
+	if len(noted) > 0 {
+		f.notes.add(noted)
+	}
 	if len(notes) == 0 {
 		return false
 	}

@@ -36,6 +36,12 @@ type Stream struct {
 	rep    Report
 	denied map[string]bool // the paths in rep.DeniedPaths
 	spans  spanTally
+
+	// kept: where the fingerprints are in the session, from an earlier
+	// search (ResumeMatches); rec notes where they are found
+	// (NoteMatches).
+	kept *keptMatches
+	rec  *matchRecorder
 }
 
 // NewStream starts redacting a session for model.
@@ -148,7 +154,10 @@ func (s *Stream) Start(msgs []session.Message, findings func(m *session.Message)
 		rep Report
 	}
 	c := make(chan result, 1)
-	ctx := Context{Derived: s.derived, Findings: findings, Memo: s.memo, whole: true}
+	ctx := Context{Derived: s.derived, Findings: findings, Memo: s.memo, whole: true, kept: s.kept}
+	if s.rec != nil {
+		ctx.notes = &matchNotes{}
+	}
 	go func() {
 		out, rep, _ := history(msgs, s.model, s.p, ctx, streamLayout, false)
 		c <- result{out, rep}
@@ -156,6 +165,9 @@ func (s *Stream) Start(msgs []session.Message, findings func(m *session.Message)
 	return func() []session.Message {
 		r := <-c
 		s.add(&r.rep)
+		if ctx.notes != nil {
+			s.rec.add(ctx.notes)
+		}
 		return r.out
 	}
 }

@@ -243,3 +243,48 @@ func TestReadAtRefusesARevisedSession(t *testing.T) {
 		t.Fatalf("read after an import revised the session: %v", err)
 	}
 }
+
+// TestKeptMatchesNameWhatTheyWereFoundWith: where a preview found the
+// fingerprints is read back only for the gathering it was found with, over
+// the same messages at the same revision, under the tier as it was; each
+// of the four changed alone refuses it.
+func TestKeptMatchesNameWhatTheyWereFoundWith(t *testing.T) {
+	_, st, h := gatheringSession(t, "matches")
+	pol := policytest.Policy(t, derivedTiers)
+	const model = "limited/m"
+	rev, err := st.Revision(h.ID)
+	must(t, err)
+	record := []byte("where the fingerprints are")
+	must(t, SaveMatches(st, pol, h.ID, model, rev, 7, 0xfeed, func(b []byte, most int) []byte { return append(b, record...) }))
+	got, ok, err := LoadMatches(st, pol, h.ID, model, rev, 7, 0xfeed)
+	if err != nil || !ok || string(got) != string(record) {
+		t.Fatalf("read back %q, %v, %v", got, ok, err)
+	}
+	other := policytest.Policy(t, strings.Replace(derivedTiers, `deny  = ["**/secrets/**"]`, `deny  = ["**/secrets/**", "**/never/**"]`, 1))
+	edited, _ := other.TierFor(model)
+	tier, _ := pol.TierFor(model)
+	if other.Fingerprint(edited) == pol.Fingerprint(tier) {
+		t.Fatal("fixture: the edited policy must change the tier's fingerprint")
+	}
+	for name, load := range map[string]func() (bool, error){
+		"revision": func() (bool, error) {
+			_, ok, err := LoadMatches(st, pol, h.ID, model, rev+1, 7, 0xfeed)
+			return ok, err
+		},
+		"count":     func() (bool, error) { _, ok, err := LoadMatches(st, pol, h.ID, model, rev, 8, 0xfeed); return ok, err },
+		"gathering": func() (bool, error) { _, ok, err := LoadMatches(st, pol, h.ID, model, rev, 7, 0xbeef); return ok, err },
+		"policy": func() (bool, error) {
+			_, ok, err := LoadMatches(st, other, h.ID, model, rev, 7, 0xfeed)
+			return ok, err
+		},
+	} {
+		if ok, err := load(); ok || err != nil {
+			t.Errorf("another %s: taken %v (%v)", name, ok, err)
+		}
+	}
+	// Nothing made, nothing kept: the record before stays.
+	must(t, SaveMatches(st, pol, h.ID, model, rev, 7, 0xfeed, func([]byte, int) []byte { return nil }))
+	if _, ok, _ := LoadMatches(st, pol, h.ID, model, rev, 7, 0xfeed); !ok {
+		t.Fatal("a record that was not made replaced the kept one")
+	}
+}

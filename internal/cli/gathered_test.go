@@ -123,3 +123,74 @@ func TestKeptGatheringHoldsUntilSomethingChanges(t *testing.T) {
 		t.Fatal("a gathering kept under another policy was taken")
 	}
 }
+
+// TestKeptMatchesHoldUntilSomethingChanges: a preview that keeps its
+// gathering keeps where it found the fingerprints too, and the next one
+// gives the same output from them; a message appended, quoting the denied
+// file again, is searched (the record, made for three messages, is not
+// taken for four) and its quote replaced, and the record is made anew.
+func TestKeptMatchesHoldUntilSomethingChanges(t *testing.T) {
+	isolate(t)
+	root, err := policy.Canonical(t.TempDir())
+	must(t, err)
+	const secretLine = "the launch code is ZX-99-ALPHA-7731 for the east silo"
+	vault := filepath.Join(root, "secrets/vault.txt")
+	must(t, os.MkdirAll(filepath.Dir(vault), 0o755))
+	must(t, os.WriteFile(vault, []byte(secretLine+"\n"), 0o644))
+	polFile := filepath.Join(root, "policy.toml")
+	must(t, os.WriteFile(polFile, []byte(fmt.Sprintf(gatheredPolicy, root)), 0o644))
+	store := filepath.Join(root, "store")
+	say := func(text string) *session.Message {
+		return &session.Message{Role: session.RoleAssistant, Parts: []session.Part{{Kind: session.PartText, Text: text}}}
+	}
+	st, err := session.Open(store)
+	must(t, err)
+	h, err := st.Create(session.Header{Title: "kept matches", WorkDir: root})
+	must(t, err)
+	must(t, st.Append(h.ID, &session.Message{Role: session.RoleTool, Meta: session.Meta{SourcePaths: []string{vault}},
+		Parts: []session.Part{{Kind: session.PartToolResult, Text: secretLine + "\n", SourcePath: vault}}},
+		say("The vault says "+secretLine), say("nothing else")))
+	must(t, st.Close())
+
+	preview := func() string {
+		t.Helper()
+		out, errOut, code := scrim(t, "", "--store", store, "--policy", polFile, "redact", h.ID, "--model", "vendor/m", "--format", "json")
+		if code != 0 || strings.Contains(out, "ZX-99-ALPHA") {
+			t.Fatalf("scrim redact: %d %s\n%s", code, errOut, out)
+		}
+		return out
+	}
+	kept := func() []byte {
+		t.Helper()
+		st, err := session.Open(store)
+		must(t, err)
+		defer st.Close()
+		v, ok, err := st.CountRecord(h.ID, "matched/limited")
+		if err != nil || !ok {
+			t.Fatalf("no matches kept (%v)", err)
+		}
+		return v
+	}
+	first := preview()
+	if strings.Count(first, "[Content from "+vault) != 2 {
+		t.Fatalf("fixture: the read and the quote are replaced: %s", first)
+	}
+	record := kept()
+	if again := preview(); again != first {
+		t.Fatalf("with the kept matches the preview differs:\n%s\nwas\n%s", again, first)
+	}
+	if string(kept()) != string(record) {
+		t.Fatal("a preview that took the kept matches made them again")
+	}
+
+	st, err = session.Open(store)
+	must(t, err)
+	must(t, st.Append(h.ID, say("Once more: "+secretLine)))
+	must(t, st.Close())
+	if out := preview(); strings.Count(out, "[Content from "+vault) != 3 {
+		t.Fatalf("the appended quote was not searched for: %s", out)
+	}
+	if string(kept()) == string(record) {
+		t.Fatal("the matches were not kept anew for four messages")
+	}
+}

@@ -50,8 +50,10 @@ const (
 // meanwhile is not half seen.
 func streamRedacted(st *session.Store, pol *policy.Policy, h session.Header, model string, fn func(stored, sent []session.Message) error) (redact.Report, int, []session.DecodeError, error) {
 	s := redact.NewStream(model, pol)
+	var keep func() // keeps where the stream found the fingerprints, once it is done
 	if s.Gathers() {
-		if err := gather(st, pol, h, model, s); err != nil {
+		var err error
+		if keep, err = gather(st, pol, h, model, s); err != nil {
 			return redact.Report{}, 0, nil, err
 		}
 	}
@@ -107,6 +109,9 @@ func streamRedacted(st *session.Store, pol *policy.Policy, h session.Header, mod
 	}
 	if err != nil {
 		return redact.Report{}, 0, nil, err
+	}
+	if keep != nil && read > 0 && uint64(read+len(bad)) == h.Count {
+		keep()
 	}
 	return s.Report(), read, bad, nil
 }
@@ -218,13 +223,27 @@ func readBatches(st *session.Store, h session.Header, look func(b []session.Mess
 // reads again only where that cannot be told, Recheck all of them), kept
 // afterwards for the next time. Keeping is best effort: a gathering that
 // cannot be stored is made again next time.
-func gather(st *session.Store, pol *policy.Policy, h session.Header, model string, s *redact.Stream) error {
+//
+// With a kept gathering, where an earlier preview found its fingerprints
+// in the session is taken too, if it was kept with it (tally.LoadMatches):
+// the stream then searches nothing. Otherwise, with a gathering that is
+// kept (now or before), the stream notes where it finds them, and keep,
+// called once every batch is redacted, keeps that.
+func gather(st *session.Store, pol *policy.Policy, h session.Header, model string, s *redact.Stream) (keep func(), err error) {
 	rev, err := st.Revision(h.ID)
 	if err != nil {
-		return err
+		return nil, err
+	}
+	noting := func(name uint64) func() {
+		s.NoteMatches()
+		return func() { _ = tally.SaveMatches(st, pol, h.ID, model, rev, h.Count, name, s.Matched) }
 	}
 	if kept, ok, err := tally.LoadGathered(st, pol, h.ID, model, rev, h.Count); err == nil && ok && s.Resume(kept) {
-		return nil
+		name := tally.GatheredName(kept)
+		if m, ok, err := tally.LoadMatches(st, pol, h.ID, model, rev, h.Count, name); err == nil && ok && s.ResumeMatches(m) {
+			return nil, nil
+		}
+		return noting(name), nil
 	}
 	// A reader per core, as the TUI reads them: one reader, a message at
 	// a time while the last batch was gathered from, took 8.96-10.39 s
@@ -237,18 +256,20 @@ func gather(st *session.Store, pol *policy.Policy, h session.Header, model strin
 			return nil
 		})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := s.Settle(tally.ReadAt(st, h.ID, rev)); err != nil {
-		return err
+		return nil, err
 	}
 	if s.Stale() {
 		if err := st.SourcedPieces(h.ID, 1, h.Count, gatherPiece, func(b []session.Message, last bool) error { s.Recheck(b, last); return nil }); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	_ = tally.SaveGathered(st, pol, h.ID, model, rev, h.Count, s.Gathered)
-	return nil
+	if name, ok, err := tally.KeepGathered(st, pol, h.ID, model, rev, h.Count, s.Gathered); err == nil && ok {
+		return noting(name), nil
+	}
+	return nil, nil
 }
 
 // gatherPiece is how many messages a gathering's reader reads at once.

@@ -748,31 +748,25 @@ type span struct {
 
 // match appends to spans every occurrence in s of a fingerprint.
 func (d *Derived) match(s string, spans []span) []span {
+	return d.matchNoting(s, spans, nil, keptSpan{})
+}
+
+// matchNoting is match that also appends each place found to *noted, if
+// noted is not nil, as at (its message, part and unit) with the place.
+func (d *Derived) matchNoting(s string, spans []span, noted *[]keptSpan, at keptSpan) []span {
 	if d == nil || len(s) < d.shorter {
 		return spans
 	}
 	d.win.each(s, &d.fpSet, func(start, n int, i int32) bool {
 		f := &d.fps[i]
 		spans = append(spans, span{start: start, end: start + n, kind: "derived", path: d.paths[f.path], placeholder: d.places[f.path]})
+		if noted != nil {
+			at.start, at.n, at.path = int32(start), int32(n), int32(f.path)
+			*noted = append(*noted, at)
+		}
 		return true
 	})
 	return spans
-}
-
-// matchNoting is match, noting each place found in noted as well, at's
-// message, part and unit.
-func (d *Derived) matchNoting(s string, spans []span, noted []keptSpan, at keptSpan) ([]span, []keptSpan) {
-	if d == nil || len(s) < d.shorter {
-		return spans, noted
-	}
-	d.win.each(s, &d.fpSet, func(start, n int, i int32) bool {
-		f := &d.fps[i]
-		spans = append(spans, span{start: start, end: start + n, kind: "derived", path: d.paths[f.path], placeholder: d.places[f.path]})
-		at.start, at.n, at.path = int32(start), int32(n), int32(f.path)
-		noted = append(noted, at)
-		return true
-	})
-	return spans, noted
 }
 
 // DerivedBuilder gathers a tier's fingerprints from a session read in

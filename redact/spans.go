@@ -230,7 +230,7 @@ func (f *filterer) part(p *session.Part, seq uint64, i int, found []secrets.Find
 		case f.notes == nil:
 			spans = f.derived.match(u.Text, spans)
 		default:
-			spans, noted = f.derived.matchNoting(u.Text, spans, noted, keptSpan{seq: seq, part: int32(i), key: int32(u.Key)})
+			spans = f.derived.matchNoting(u.Text, spans, &noted, keptSpan{seq: seq, part: int32(i), key: int32(u.Key)})
 		}
 		for _, fd := range found {
 			if fd.Part == i && fd.Key == u.Key && 0 <= fd.Start && fd.Start < fd.End && fd.End <= len(u.Text) {

@@ -27,15 +27,22 @@ const gatheredVersion = 1
 // if it was made at revision rev, over count messages, with the tier as it
 // is now.
 func LoadGathered(st *session.Store, pol *policy.Policy, sid, model string, rev, count uint64) ([]byte, bool, error) {
+	return loadKept(st, pol, sid, model, gatheredName, gatheredVersion, rev, count)
+}
+
+// loadKept reads the record named for model's tier of session sid, and
+// returns what follows its head if it is of version and was made at
+// revision rev, over count messages, with the tier as it is now.
+func loadKept(st *session.Store, pol *policy.Policy, sid, model string, name func(*policy.Tier) string, version byte, rev, count uint64) ([]byte, bool, error) {
 	tier, _ := pol.TierFor(model)
 	if tier == nil {
 		return nil, false, nil
 	}
-	raw, found, err := st.CountRecord(sid, gatheredName(tier))
+	raw, found, err := st.CountRecord(sid, name(tier))
 	if err != nil || !found {
 		return nil, false, err
 	}
-	if len(raw) == 0 || raw[0] != gatheredVersion {
+	if len(raw) == 0 || raw[0] != version {
 		return nil, false, nil
 	}
 	r := &reader{b: raw[1:]}
@@ -45,6 +52,15 @@ func LoadGathered(st *session.Store, pol *policy.Policy, sid, model string, rev,
 		return nil, false, nil
 	}
 	return r.b, true, nil
+}
+
+// keptHead is the head of a record of version for tier, made at revision
+// rev over count messages, that loadKept checks.
+func keptHead(pol *policy.Policy, tier *policy.Tier, version byte, rev, count uint64) []byte {
+	b := []byte{version}
+	b = appendBytes(b, []byte(pol.Fingerprint(tier)))
+	b = binary.AppendUvarint(b, rev)
+	return binary.AppendUvarint(b, count)
 }
 
 // SaveGathered keeps model's tier's gathering of session sid's first count
@@ -63,10 +79,7 @@ func KeepGathered(st *session.Store, pol *policy.Policy, sid, model string, rev,
 	if tier == nil {
 		return 0, false, nil
 	}
-	b := []byte{gatheredVersion}
-	b = appendBytes(b, []byte(pol.Fingerprint(tier)))
-	b = binary.AppendUvarint(b, rev)
-	b = binary.AppendUvarint(b, count)
+	b := keptHead(pol, tier, gatheredVersion, rev, count)
 	head := len(b)
 	if b = gathered(b, st.MaxCountRecord()); b == nil {
 		return 0, false, nil
@@ -103,11 +116,7 @@ func SaveMatches(st *session.Store, pol *policy.Policy, sid, model string, rev, 
 	if tier == nil {
 		return nil
 	}
-	b := []byte{matchesVersion}
-	b = appendBytes(b, []byte(pol.Fingerprint(tier)))
-	b = binary.AppendUvarint(b, rev)
-	b = binary.AppendUvarint(b, count)
-	b = binary.BigEndian.AppendUint64(b, gathering)
+	b := binary.BigEndian.AppendUint64(keptHead(pol, tier, matchesVersion, rev, count), gathering)
 	if b = matched(b, st.MaxCountRecord()); b == nil {
 		return nil
 	}
@@ -118,23 +127,9 @@ func SaveMatches(st *session.Store, pol *policy.Policy, sid, model string, rev, 
 // gathering named gathering in session sid, if it was over count messages
 // at revision rev, with the tier as it is now.
 func LoadMatches(st *session.Store, pol *policy.Policy, sid, model string, rev, count, gathering uint64) ([]byte, bool, error) {
-	tier, _ := pol.TierFor(model)
-	if tier == nil {
-		return nil, false, nil
-	}
-	raw, found, err := st.CountRecord(sid, matchesName(tier))
-	if err != nil || !found {
+	b, ok, err := loadKept(st, pol, sid, model, matchesName, matchesVersion, rev, count)
+	if !ok || len(b) < 8 || binary.BigEndian.Uint64(b) != gathering {
 		return nil, false, err
 	}
-	if len(raw) == 0 || raw[0] != matchesVersion {
-		return nil, false, nil
-	}
-	r := &reader{b: raw[1:]}
-	fp := string(r.bytes())
-	gotRev, gotCount := r.uvarint(), r.uvarint()
-	if r.err != nil || fp != pol.Fingerprint(tier) || gotRev != rev || gotCount != count || len(r.b) < 8 ||
-		binary.BigEndian.Uint64(r.b) != gathering {
-		return nil, false, nil
-	}
-	return r.b[8:], true, nil
+	return b[8:], true, nil
 }

@@ -4,10 +4,14 @@ package cli
 
 import (
 	"bytes"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -85,6 +89,41 @@ func BenchmarkRedactProcess(b *testing.B) {
 			benchProcess(b, "--store", dir, "--policy", pol, "redact", id, "--model", model, "--format", "json")
 		})
 	}
+}
+
+// BenchmarkSendProcess runs `scrim send SESSION --model gw/m --continue` on
+// a copy of BenchmarkShowProcess's session, to a loopback provider that
+// reads the whole body and answers in a line, for the tier with derived
+// and credentials on: what a send holds is the request's batches, never
+// the session (it loaded all of it, 4.5 GiB at a million messages). Each
+// run appends the answer, so each builds its request, and its gathering,
+// anew. body-MB is what the provider received.
+func BenchmarkSendProcess(b *testing.B) {
+	n := benchMessages(b)
+	src, id := bigStore(b, n)
+	dir := filepath.Join(b.TempDir(), "store")
+	if out, err := exec.Command("cp", "-R", src, dir).CombinedOutput(); err != nil {
+		b.Fatalf("copy the store: %v %s", err, out)
+	}
+	var body atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, _ := io.Copy(io.Discard, r.Body)
+		body.Store(got)
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "data: {\"id\":\"x\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"}}]}\n\n")
+		io.WriteString(w, "data: {\"id\":\"x\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
+	}))
+	defer srv.Close()
+	pol := filepath.Join(b.TempDir(), "policy.toml")
+	provs := filepath.Join(b.TempDir(), "providers.toml")
+	if err := os.WriteFile(pol, []byte(bigPolicy), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(provs, []byte("[providers.gw]\nbase_url = \""+srv.URL+"/v1\"\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	benchProcess(b, "--store", dir, "--policy", pol, "--providers", provs, "send", id, "--model", "gw/m", "--continue")
+	b.ReportMetric(float64(body.Load())/1e6, "body-MB")
 }
 
 // benchProcess runs scrim with args, output to /dev/null, b.N times, and

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/maphash"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -616,5 +617,62 @@ func TestCheckQueuesEveryPiece(t *testing.T) {
 		if len(texts) == 0 {
 			t.Fatal("nothing of the withheld lines of its own was gathered")
 		}
+	}
+}
+
+// TestKeyLikeIsEntropy: keyLike says what entropy says of every word,
+// those a hair from minEntropy (8 bytes each present as often: exactly 3
+// bits) and the long ones past the table included.
+func TestKeyLikeIsEntropy(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	alphabets := []string{"ab", "abcdefg", "abcdefgh", "0123456789abcdef", "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=_-"}
+	words := []string{"", "abcdefgh", "aabbccddeeffgghh", "abcdefgabcdefg", strings.Repeat("abcdefgh", 40), strings.Repeat("abcdefghi", 40) + "a"}
+	for range 20000 {
+		a := alphabets[rng.IntN(len(alphabets))]
+		b := make([]byte, 1+rng.IntN(120))
+		for i := range b {
+			if rng.IntN(50) == 0 {
+				b[i] = byte(rng.IntN(256))
+			} else {
+				b[i] = a[rng.IntN(len(a))]
+			}
+		}
+		words = append(words, string(b))
+	}
+	for _, w := range words {
+		if got, want := keyLike(w), entropy(w) >= minEntropy; got != want {
+			t.Fatalf("%q: key-like %v, entropy %v", w, got, entropy(w))
+		}
+	}
+}
+
+// BenchmarkEntropy: keyLike of the words a gathering weighs (12 bytes or
+// more, letters and digits), against entropy's sum.
+func BenchmarkEntropy(b *testing.B) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	const alnum = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	words := make([]string, 4096)
+	for i := range words {
+		w := make([]byte, 12+rng.IntN(30))
+		for j := range w {
+			w[j] = alnum[rng.IntN(len(alnum)/(1+i%4))]
+		}
+		words[i] = string(w)
+	}
+	for _, bc := range []struct {
+		name string
+		fn   func(string) bool
+	}{{"table", keyLike}, {"entropy", func(w string) bool { return entropy(w) >= minEntropy }}} {
+		b.Run(bc.name, func(b *testing.B) {
+			n := 0
+			for b.Loop() {
+				for _, w := range words {
+					if bc.fn(w) {
+						n++
+					}
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(words)), "ns/word")
+		})
 	}
 }

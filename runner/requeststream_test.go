@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -65,7 +66,7 @@ func TestRequestWriterIsRequestBody(t *testing.T) {
 			if err := rw.Close(); err != nil {
 				t.Fatal(err)
 			}
-			if rw.results.ahead.ids != nil {
+			if rw.results.ahead != nil {
 				lookedAhead++
 			}
 			if !bytes.Equal(got.Bytes(), want) {
@@ -151,6 +152,33 @@ func TestRequestPreviewOfAnUnknownProvider(t *testing.T) {
 	for _, err := range []error{bodyErr, writerErr} {
 		if err == nil || sendErr == nil || err.Error() != sendErr.Error() || !strings.Contains(err.Error(), `"nosuch"`) {
 			t.Errorf("preview: %v; send: %v", err, sendErr)
+		}
+	}
+}
+
+// TestHashedIDsAreASet: hashedIDs answers as a set of the IDs added does,
+// across the merges of its recent ones into its sorted ones, repeated IDs
+// included.
+func TestHashedIDsAreASet(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	s, want := newHashedIDs(), map[string]bool{}
+	for i := range 100_000 {
+		id := fmt.Sprintf("toolu_%d", rng.IntN(60_000))
+		if i%3 != 0 {
+			s.add(id)
+			want[id] = true
+		}
+		probe := fmt.Sprintf("toolu_%d", rng.IntN(70_000))
+		if s.has(probe) != want[probe] {
+			t.Fatalf("after %d steps, %s: %v, want %v", i, probe, s.has(probe), want[probe])
+		}
+	}
+	if len(s.sorted) == 0 || !slices.IsSorted(s.sorted) || len(s.sorted)+len(s.recent) < len(want) {
+		t.Fatalf("sorted %d (in order %v), recent %d, for %d IDs", len(s.sorted), slices.IsSorted(s.sorted), len(s.recent), len(want))
+	}
+	for id := range want {
+		if !s.has(id) {
+			t.Fatalf("%s lost", id)
 		}
 	}
 }

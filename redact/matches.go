@@ -4,8 +4,11 @@ import (
 	"cmp"
 	"encoding/binary"
 	"errors"
+	"io"
 	"slices"
 	"sync"
+
+	"github.com/scrim-dev/scrim/internal/spool"
 )
 
 // Kept matches: where a preview found the fingerprints of its gathering in
@@ -51,19 +54,24 @@ func (m *matchNotes) add(spans []keptSpan) {
 const matchesVersion = 1
 
 // matchRecorder encodes the places a stream's batches found, in order of
-// their messages, for Stream.Matched.
+// their messages, for Stream.Matched. The entries wait in a spool: in
+// memory up to a spool's room, then in an unlinked temporary file, so that
+// a preview that finds millions of places holds a batch's of them, and
+// their record only once the last batch is done.
 type matchRecorder struct {
-	entries []byte
+	entries spool.Spool
+	size    int64  // bytes of entries
+	buf     []byte // a batch's, as they are encoded
 	paths   []string
 	index   map[string]uint64
 	last    uint64 // the Seq of the last entry
-	full    bool   // past its room: nothing is kept
-	room    int
+	full    bool   // past its room, or not kept: nothing is kept
+	room    int64
 }
 
 // maxMatches bounds what a stream notes: past it, nothing is kept and the
 // next preview searches again.
-var maxMatches = 32 << 20
+var maxMatches int64 = 32 << 20
 
 func newMatchRecorder() *matchRecorder {
 	return &matchRecorder{index: map[string]uint64{}, room: maxMatches}
@@ -75,6 +83,7 @@ func (r *matchRecorder) add(m *matchNotes) {
 		return
 	}
 	slices.SortFunc(m.spans, compareKept)
+	b := r.buf[:0]
 	for _, sp := range m.spans {
 		path := m.paths[sp.path]
 		i, ok := r.index[path]
@@ -83,36 +92,53 @@ func (r *matchRecorder) add(m *matchNotes) {
 			r.index[path] = i
 			r.paths = append(r.paths, path)
 		}
-		b := binary.AppendUvarint(r.entries, sp.seq-r.last)
+		b = binary.AppendUvarint(b, sp.seq-r.last)
 		b = binary.AppendUvarint(b, uint64(sp.part))
 		b = binary.AppendUvarint(b, uint64(sp.key+1))
 		b = binary.AppendUvarint(b, uint64(sp.start))
 		b = binary.AppendUvarint(b, uint64(sp.n))
-		r.entries = binary.AppendUvarint(b, i)
+		b = binary.AppendUvarint(b, i)
 		r.last = sp.seq
 	}
-	if len(r.entries) > r.room {
-		r.full, r.entries, r.paths, r.index = true, nil, nil, nil
+	r.buf, r.size = b, r.size+int64(len(b))
+	if _, err := r.entries.Write(b); err != nil || r.size > r.room {
+		r.drop()
 	}
+}
+
+// drop lets go of everything noted: nothing is kept.
+func (r *matchRecorder) drop() {
+	r.entries.Close()
+	*r = matchRecorder{full: true}
 }
 
 // record appends the record to b: the version, the paths, then the
 // entries. nil if the notes outgrew their room or the record would be
-// more than most bytes.
+// more than most bytes. The recorder is done with after it.
 func (r *matchRecorder) record(b []byte, most int) []byte {
 	if r.full {
 		return nil
 	}
+	defer r.drop()
 	b = append(b, matchesVersion)
 	b = binary.AppendUvarint(b, uint64(len(r.paths)))
 	for _, p := range r.paths {
 		b = binary.AppendUvarint(b, uint64(len(p)))
 		b = append(b, p...)
 	}
-	if len(b)+len(r.entries) > most {
+	if int64(len(b))+r.size > int64(most) {
 		return nil
 	}
-	return append(b, r.entries...)
+	rd, err := r.entries.Reader()
+	if err != nil {
+		return nil
+	}
+	head := len(b)
+	b = slices.Grow(b, int(r.size))[:head+int(r.size)]
+	if _, err := io.ReadFull(rd, b[head:]); err != nil {
+		return nil
+	}
+	return b
 }
 
 // keptMatches are the places a record holds, for a batch's filtering: safe
@@ -228,7 +254,7 @@ func (s *Stream) NoteMatches() {
 // Matched appends to b a record of where the batches redacted so far (the
 // whole session, once the last is done) had the fingerprints, for
 // ResumeMatches; nil if nothing was noted (NoteMatches), or the record
-// would be more than most bytes.
+// would be more than most bytes. It lets go of what was noted: once only.
 func (s *Stream) Matched(b []byte, most int) []byte {
 	if s.rec == nil {
 		return nil

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/scrim-dev/scrim/internal/policytest"
+	"github.com/scrim-dev/scrim/internal/spool"
 	"github.com/scrim-dev/scrim/policy"
 	"github.com/scrim-dev/scrim/session"
 )
@@ -51,9 +52,6 @@ func keptRun(t testing.TB, msgs []session.Message, model string, p *policy.Polic
 	matched = s.Matched(nil, math.MaxInt)
 	if kept == nil || matched == nil {
 		t.Fatalf("kept %d bytes, matched %d", len(kept), len(matched))
-	}
-	if s.Matched(nil, len(matched)-1) != nil {
-		t.Fatalf("a record of %d bytes made within %d", len(matched), len(matched)-1)
 	}
 
 	s = NewStream(model, p)
@@ -151,5 +149,45 @@ func TestKeptMatchesAreWhatIsReplaced(t *testing.T) {
 	}
 	if s := NewStream("limited/x", pol); s.ResumeMatches(matched) {
 		t.Fatal("matches taken without the gathering they were found with")
+	}
+}
+
+// TestMatchRecorderSpills: a recorder's entries past a spool's memory go
+// to its file and come back whole, in order, in the record; a record over
+// the caller's room, or entries over the recorder's, are not made.
+func TestMatchRecorderSpills(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	notes := func() *matchNotes {
+		m := &matchNotes{paths: []string{"/a/secret", "/b/key"}}
+		for seq := uint64(1); seq <= 60_000; seq++ {
+			m.spans = append(m.spans, keptSpan{seq: seq, part: int32(seq % 3), key: int32(seq%5) - 1, start: int32(seq % 1000), n: 20, path: int32(seq % 2)})
+		}
+		return m
+	}
+	r := newMatchRecorder()
+	r.add(notes())
+	if r.size <= spool.Memory {
+		t.Fatalf("fixture: %d bytes of entries must be past a spool's memory", r.size)
+	}
+	rec := r.record([]byte("head"), math.MaxInt)
+	k, err := decodeMatches(rec[len("head"):], "cloud")
+	if err != nil || len(k.seqs) != 60_000 {
+		t.Fatalf("read back: %v, %d messages", err, len(k.seqs))
+	}
+	spans, ok := k.of(59_999, 2, 3, strings.Repeat("x", 2000), nil)
+	if !ok || len(spans) != 1 || spans[0].start != 999 || spans[0].path != "/b/key" {
+		t.Fatalf("message 59999: %+v %v", spans, ok)
+	}
+
+	r = newMatchRecorder()
+	r.add(notes())
+	if r.record(nil, len(rec)-len("head")-1) != nil {
+		t.Fatal("a record made past the caller's room")
+	}
+	defer func(n int64) { maxMatches = n }(maxMatches)
+	maxMatches = 1 << 10
+	r = newMatchRecorder()
+	if r.add(notes()); r.record(nil, math.MaxInt) != nil {
+		t.Fatal("a record made of entries past the recorder's room")
 	}
 }

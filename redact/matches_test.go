@@ -2,7 +2,6 @@ package redact
 
 import (
 	"math"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -69,19 +68,10 @@ func keptRun(t testing.TB, msgs []session.Message, model string, p *policy.Polic
 // the record an earlier one kept gives exactly what searching gives, and
 // what History gives, however the batches cut the session.
 func FuzzKeptMatches(f *testing.F) {
-	f.Add([]byte{})
-	f.Add([]byte{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 20, 2, 1, 4, 2, 1, 1, 1, 2, 2, 3, 2, 1, 3, 7})
-	f.Add([]byte("the quick brown fox jumps over the lazy dog, twice: the quick brown fox"))
+	input := fuzzSession(f)
 	f.Add([]byte("\x03\x01\x02\x05\x01\x01\x07\x02\x03\x01\x04\x06\x02\x01\x01\x03\x02\x05\x01\x02\x09\x01"))
-	paths := fuzzTree(f)
-	root := filepath.Dir(filepath.Dir(paths[0]))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		c := &choices{data}
-		pol, _ := fuzzPolicy(t, c, root)
-		msgs := fuzzHistory(c, paths)
-		for i := range msgs {
-			msgs[i].Seq = uint64(i + 1)
-		}
+		pol, msgs, c := input(t, data)
 		sizes := append([]byte{5}, c.data[max(0, len(c.data)-8):]...)
 		k := 0
 		next := func() int { k++; return int(sizes[k%len(sizes)]) % 9 }

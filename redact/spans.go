@@ -220,17 +220,16 @@ func (f *filterer) part(p *session.Part, seq uint64, i int, found []secrets.Find
 	var spans []span
 	var noted []keptSpan
 	p.EachUnit(func(u session.Unit) {
-		spans = spans[:0]
-		switch ok := false; {
-		case f.kept != nil:
-			if spans, ok = f.kept.of(seq, i, u.Key, u.Text, spans); ok {
-				break
+		ok := false // the places are the kept ones
+		if f.kept != nil {
+			spans, ok = f.kept.of(seq, i, u.Key, u.Text, spans[:0])
+		}
+		if !ok {
+			var into *[]keptSpan
+			if f.notes != nil {
+				into = &noted
 			}
-			fallthrough
-		case f.notes == nil:
-			spans = f.derived.match(u.Text, spans)
-		default:
-			spans = f.derived.matchNoting(u.Text, spans, &noted, keptSpan{seq: seq, part: int32(i), key: int32(u.Key)})
+			spans = f.derived.matchNoting(u.Text, spans[:0], into, keptSpan{seq: seq, part: int32(i), key: int32(u.Key)})
 		}
 		for _, fd := range found {
 			if fd.Part == i && fd.Key == u.Key && 0 <= fd.Start && fd.Start < fd.End && fd.End <= len(u.Text) {

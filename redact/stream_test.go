@@ -133,19 +133,30 @@ func TestStreamGathersBeforeNext(t *testing.T) {
 // random sizes (empty ones too; each pass cut its own way), gives exactly
 // what History gives for the whole of it, report included, for random
 // policies with and without derived, secret and unknown-source redaction.
-func FuzzStream(f *testing.F) {
+// fuzzSession adds the streaming fuzz targets' seeds to f, and returns
+// what makes an input's policy and history: messages numbered from 1, as a
+// store numbers them.
+func fuzzSession(f *testing.F) func(t *testing.T, data []byte) (*policy.Policy, []session.Message, *choices) {
 	f.Add([]byte{})
 	f.Add([]byte{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 20, 2, 1, 4, 2, 1, 1, 1, 2, 2, 3, 2, 1, 3, 7})
 	f.Add([]byte("the quick brown fox jumps over the lazy dog, twice: the quick brown fox"))
 	paths := fuzzTree(f)
 	root := filepath.Dir(filepath.Dir(paths[0]))
-	f.Fuzz(func(t *testing.T, data []byte) {
+	return func(t *testing.T, data []byte) (*policy.Policy, []session.Message, *choices) {
 		c := &choices{data}
 		pol, _ := fuzzPolicy(t, c, root)
 		msgs := fuzzHistory(c, paths)
 		for i := range msgs {
 			msgs[i].Seq = uint64(i + 1)
 		}
+		return pol, msgs, c
+	}
+}
+
+func FuzzStream(f *testing.F) {
+	input := fuzzSession(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		pol, msgs, c := input(t, data)
 		// The sizes come from the end of the input, so that the history
 		// does not change with them; past it, batches of one.
 		sizes := c.data

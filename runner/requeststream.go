@@ -69,7 +69,7 @@ func (r *Runner) NewRequestWriter(ctx context.Context, w io.Writer, sessionID, m
 	}}
 	rw := &RequestWriter{ctx: ctx, w: w, lm: lm, prov: prov, model: model, tools: toolDefs(tier), capture: capture,
 		p: prompter{calls: newHashedIDs(), answered: results.has}, results: results}
-	frame, err := rw.body(fantasy.Prompt{systemMessage(DefaultSystem)})
+	frame, err := rw.body(rw.frameRequest().Prompt)
 	if err != nil {
 		return nil, err
 	}
@@ -92,6 +92,13 @@ func (r *Runner) NewRequestWriter(ctx context.Context, w io.Writer, sessionID, m
 	}
 	rw.frame, rw.tail = frame, frame[end:]
 	return rw, nil
+}
+
+// frameRequest is the request of the system prompt and the tools alone:
+// the one whose body is frame, and the one a streamed send has its client
+// send (spliceTransport puts the whole body in its place).
+func (rw *RequestWriter) frameRequest() Request {
+	return Request{Prompt: fantasy.Prompt{systemMessage(DefaultSystem)}, Tools: rw.tools}
 }
 
 // Add writes the provider messages of hist, the next piece of the redacted

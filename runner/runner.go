@@ -345,8 +345,7 @@ func (t *turn) request() (*answer, error) {
 	}
 	t.splice.fill(rw.frame, body)
 	defer t.splice.fill(nil, nil)
-	tier, _ := t.r.pol.TierFor(t.model)
-	ans, err := t.call(Request{Prompt: fantasy.Prompt{systemMessage(DefaultSystem)}, Tools: toolDefs(tier)})
+	ans, err := t.call(rw.frameRequest())
 	if err != nil {
 		if errors.Is(err, errSplice) {
 			return nil, fmt.Errorf("provider %q: %w", t.prov.Name, errSplice)

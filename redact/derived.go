@@ -241,6 +241,7 @@ func (d *Derived) Len() int {
 // to call while d is in use.
 func (d *Derived) Seal() {
 	if d != nil {
+		d.win.ready(&d.fpSet) // filed from the texts
 		d.seal(d.win.short)
 		d.win.from = nil
 	}
@@ -726,9 +727,10 @@ func sortCandidates(c *candidates, keep []int32) {
 
 // newDerived makes the matcher of set, whose fingerprints name paths; from,
 // if not nil, is where each fingerprint's windows start, as a kept
-// gathering says (windows.from).
+// gathering says (windows.from). Its index is filed at the first search
+// (planWindows).
 func newDerived(set fpSet, paths []string, label string, from []uint16) *Derived {
-	d := &Derived{label: label, fpSet: set, paths: paths, places: make([]string, len(paths)), win: newWindows(&set, from), shorter: set.lenOf(0)}
+	d := &Derived{label: label, fpSet: set, paths: paths, places: make([]string, len(paths)), win: planWindows(&set, from), shorter: set.lenOf(0)}
 	for i, p := range paths {
 		d.places[i] = Placeholder(p, label)
 	}

@@ -281,6 +281,7 @@ func TestMatchManyBehindOneAnchor(t *testing.T) {
 	}
 	behind := map[uint64]int{}
 	most := 0
+	d.win.ready(&d.fpSet)
 	for _, e := range d.win.filed(0) {
 		behind[e.tag]++
 		most = max(most, behind[e.tag])

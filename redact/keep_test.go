@@ -27,6 +27,11 @@ func gatheredStream(t *testing.T, msgs []session.Message, model string, p *polic
 		}
 	}
 	gathered = s.Gathered(nil, math.MaxInt)
+	if gathered != nil && s.derived.win.entries != nil {
+		// Encoded before the index is filed, the record is not held
+		// beside it (planWindows).
+		t.Fatal("the fingerprints' index was filed before the gathering was encoded")
+	}
 	if gathered != nil {
 		// The room it needs is measured exactly: a byte less, and it is
 		// not made; what it is appended to comes first.
@@ -169,6 +174,7 @@ func keptGatheringFilesAsBefore(t *testing.T, shared bool) {
 	if got := slices.ContainsFunc(from, func(o uint16) bool { return o&filedShare != 0 }); got != shared {
 		t.Fatalf("fixture: windows shared %v, want %v", got, shared)
 	}
+	d.win.ready(&d.fpSet)
 	if w := newWindows(&l.fpSet, from); !reflect.DeepEqual(w.entries, d.win.entries) || !reflect.DeepEqual(w.dir, d.win.dir) || !reflect.DeepEqual(w.filter, d.win.filter) {
 		t.Fatal("resumed, the index differs from the one gathered")
 	}

@@ -58,6 +58,7 @@ type windows struct {
 	// kept before windows were shared resumes as it was filed: any place
 	// that fits finds the same.) Let go with the texts (fpSet.seal).
 	from []uint16
+	plan *windowPlan // the entries to file before the first search (ready); nil: none
 }
 
 // entry is a window of a fingerprint filed under its hash, with 16 more
@@ -177,6 +178,38 @@ func hash6(b []byte, i int) uint64 {
 var windowBudget = 1 << 20 // a variable for tests
 
 func newWindows(set *fpSet, from []uint16) windows {
+	w := planWindows(set, from)
+	w.ready(set)
+	return w
+}
+
+// windowPlan is what filing a planned index's entries needs (planWindows):
+// how many entries each class gets and where its entries start, and where
+// each fingerprint's are.
+type windowPlan struct {
+	once   sync.Once
+	at     [len(windowClasses) + 1]int // where each class's entries start
+	shared []int                       // by range: entries under windows the words have
+	ranges [][2]int
+	place  func(i int) (c, k, o int)
+}
+
+// ready files the entries of w's plan, once: every search does so before
+// it looks, and so does Seal, which lets go of the texts filing hashes.
+func (w *windows) ready(set *fpSet) {
+	if p := w.plan; p != nil {
+		p.once.Do(func() { w.file(set, p) })
+	}
+}
+
+// planWindows is newWindows up to filing the entries, which the first
+// search does (ready): a kept gathering is encoded with where each
+// fingerprint's windows start (from), and encoded and stored before the
+// entries are made, its record is not held beside them. That was the peak
+// of a first preview's memory at a million messages (the record, 17.7 MB,
+// with the index, 14.5 MB, and the texts both index). A planned windows
+// must not be copied before it is ready.
+func planWindows(set *fpSet, from []uint16) windows {
 	fps := set.fps
 	var w windows
 	// The strides: windowClasses' own, divided by shrink for a big set.
@@ -271,7 +304,8 @@ func newWindows(set *fpSet, from []uint16) windows {
 		}
 		counts[r], shared[r] = n, s
 	})
-	var at [len(windowClasses) + 1]int // where each class's entries start
+	p := &windowPlan{shared: shared, ranges: ranges, place: place}
+	at := &p.at
 	for r := range ranges {
 		w.short = append(w.short, shorts[r]...)
 		for c := range windowClasses {
@@ -284,15 +318,21 @@ func newWindows(set *fpSet, from []uint16) windows {
 		}
 		at[c+1] += at[c]
 	}
-	// The entries, placed group by group into one slice made to measure
-	// (a counting sort): each class's groups counted first, then each
-	// entry put where its group's next one goes, and each group put in
-	// order of fingerprint and place, as one core would have filed them.
-	// Sorting them took a comparison of hashes at every step, and filing
-	// them as they came and copying held the index up to three times over
-	// while it was built (at 1M messages, the peak of a first preview's
-	// memory).
-	w.entries, w.from = make([]entry, at[len(windowClasses)]), from
+	w.from, w.plan = from, p
+	return w
+}
+
+// file makes the entries planned by p, and the filter and groups that find
+// them. The entries are placed group by group into one slice made to
+// measure (a counting sort): each class's groups counted first, then each
+// entry put where its group's next one goes, and each group put in order of
+// fingerprint and place, as one core would have filed them. Sorting them
+// took a comparison of hashes at every step, and filing them as they came
+// and copying held the index up to three times over while it was built (at
+// 1M messages, the peak of a first preview's memory).
+func (w *windows) file(set *fpSet, p *windowPlan) {
+	at, shared, ranges, place := &p.at, p.shared, p.ranges, p.place
+	w.entries = make([]entry, at[len(windowClasses)])
 	each := func(fn func(c int, h uint64, e entry)) {
 		eachRange(ranges, func(_ int, lo, hi int) {
 			for i := lo; i < hi; i++ {
@@ -361,7 +401,7 @@ func newWindows(set *fpSet, from []uint16) windows {
 			})
 		}
 	}
-	return w
+	p.shared, p.ranges, p.place = nil, nil, nil
 }
 
 // fitsWindows reports whether from, given with a kept gathering, says for
@@ -570,6 +610,7 @@ func filterMask(h uint64) uint64 { return 1<<(h%64) | 1<<(h/64%64) }
 // its length, and the fingerprint, until fn returns false. Every occurrence is found
 // once, overlapping ones too, in no particular order.
 func (w *windows) each(s string, set *fpSet, fn func(start, n int, fp int32) bool) {
+	w.ready(set)
 	for _, i := range w.short {
 		t := set.textOf(i)
 		for at := 0; ; {

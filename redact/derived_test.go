@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -486,10 +487,16 @@ func TestSortCandidates(t *testing.T) {
 	}
 	reversed := slices.Clone(all)
 	slices.Reverse(reversed)
-	for name, keep := range map[string][]int32{"as listed": slices.Clone(all), "reversed": reversed} {
-		sortCandidates(c, keep)
-		if !slices.Equal(keep, want) {
-			t.Errorf("%s: sorted differently", name)
+	// On one core, and on every core in ranges that mostly start and end
+	// inside a text's run (as many ranges as there are cores, sixteen).
+	defer func(n int) { fpRangeMin = n }(fpRangeMin)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(16))
+	for _, fpRangeMin = range []int{len(all), 7} {
+		for name, keep := range map[string][]int32{"as listed": slices.Clone(all), "reversed": reversed} {
+			sortCandidates(c, keep)
+			if !slices.Equal(keep, want) {
+				t.Errorf("%s, ranges of %d: sorted differently", name, fpRangeMin)
+			}
 		}
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/zricethezav/gitleaks/v8/config"
 )
 
 // An opening tells, much faster than the rule's own pattern, whether the
@@ -47,10 +46,10 @@ type lazyOpening struct {
 	o    *opening
 }
 
-func (l *lazyOpening) get(r *config.Rule) *opening {
+func (l *lazyOpening) get(pattern string) *opening {
 	l.once.Do(func() {
-		if r.Regex != nil {
-			l.o = openingOf(r.Regex.String())
+		if pattern != "" {
+			l.o = openingOf(pattern)
 		}
 	})
 	return l.o

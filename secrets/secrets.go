@@ -87,6 +87,70 @@ func defaultRules() config.Config {
 	return rules
 }
 
+// parsedRules is gitleaks' default rules as read, stopwords taken out
+// (takeStopwords), not compiled, and gitleaks' settings and global
+// allowlists compiled without any rule. The keyword index compiles each
+// rule the first time a text holds one of its keywords: compiling all 222
+// kept 3.2 MiB of expressions for as long as the process ran and
+// allocated 12.8 MiB on the way, at the first text with a keyword; a
+// session's texts hold the keywords of a few. defaultRules parses its own:
+// gitleaks' reading changes what it reads (the global [allowlist] is moved
+// into [[allowlists]]), so one reading is never translated twice.
+func parsedRules() (vc *config.ViperConfig, taken []stopwords, base config.Config) {
+	parsedOnce.Do(func() {
+		logging.Logger = zerolog.Nop()
+		v := viper.New()
+		v.SetConfigType("toml")
+		if parsedErr = v.ReadConfig(strings.NewReader(config.DefaultConfig)); parsedErr != nil {
+			return
+		}
+		var read config.ViperConfig
+		if parsedErr = v.Unmarshal(&read); parsedErr != nil {
+			return
+		}
+		parsedTaken = takeStopwords(&read)
+		settings := read
+		settings.Rules = nil
+		if parsedBase, parsedErr = settings.Translate(); parsedErr == nil {
+			parsed = &read
+		}
+	})
+	if parsedErr != nil {
+		panic("secrets: gitleaks default rules: " + parsedErr.Error()) // as defaultRules
+	}
+	return parsed, parsedTaken, parsedBase
+}
+
+var (
+	parsedOnce  sync.Once
+	parsed      *config.ViperConfig
+	parsedTaken []stopwords
+	parsedBase  config.Config
+	parsedErr   error
+)
+
+// compileRule compiles rule i of vc as gitleaks' reading of the whole
+// config compiles it (Translate, one rule at a time), with the stopwords
+// taken from it given back.
+func compileRule(vc *config.ViperConfig, i int, taken []stopwords) (config.Rule, error) {
+	one := vc.Rules[i]
+	// Translate writes into what it reads (keywords lower-cased in place,
+	// an old-form allowlist appended): never into vc's.
+	one.Keywords, one.Allowlists = slices.Clone(one.Keywords), slices.Clip(one.Allowlists)
+	cfg, err := (&config.ViperConfig{Rules: append(vc.Rules[:0:0], one)}).Translate()
+	if err != nil {
+		return config.Rule{}, err
+	}
+	var mine []stopwords
+	for _, t := range taken {
+		if t.rule == one.ID {
+			mine = append(mine, t)
+		}
+	}
+	putStopwords(&cfg, mine)
+	return cfg.Rules[one.ID], nil
+}
+
 // Stopwords are looked for one by one, without the automaton gitleaks
 // makes of each allowlist's (Allowlist.ContainsStopWord does so when there
 // is none), which tells the same. The generic rule's 1,446 stopwords made
@@ -230,7 +294,7 @@ func detectorFor(s string) *detect.Detector {
 	for i := range set {
 		for w := set[i]; w != 0; w &= w - 1 {
 			r := i*64 + bits.TrailingZeros64(w)
-			if o := ix.openings[r].get(&ix.rules[r]); o != nil && !o.found(s) {
+			if o := ix.openings[r].get(ix.patterns[r]); o != nil && !o.found(s) {
 				set[i] &^= 1 << (r % 64)
 			}
 		}
@@ -299,11 +363,31 @@ type keywordIndex struct {
 	dfa       *keywordDFA
 	keywords  []string   // the automaton's, by pattern
 	byKeyword [][]uint16 // a keyword's rules (indexes in rules)
-	rules     []config.Rule
+	read      *config.ViperConfig
+	taken     []stopwords
+	base      config.Config // gitleaks' settings and global allowlists, no rule
+	rules     []int         // each rule's place in read.Rules
+	patterns  []string      // each rule's expression, as read
+	compiled  []*config.Rule
 	openings  []lazyOpening // by rule
 	always    []config.Rule // rules without a keyword: gitleaks runs them on every text
 	mu        sync.Mutex
 	detectors map[ruleSet]*detect.Detector // made as sets of rules come up
+}
+
+// rule is rule i, compiled the first time it is asked for. ix.mu must be
+// held.
+func (ix *keywordIndex) rule(i int) config.Rule {
+	if ix.compiled[i] == nil {
+		r, err := compileRule(ix.read, ix.rules[i], ix.taken)
+		if err != nil {
+			// It compiled when the whole config did (TestLazyRules):
+			// a build whose rules do not is not one to scan with.
+			panic("secrets: gitleaks default rule " + ix.read.Rules[ix.rules[i]].ID + ": " + err.Error())
+		}
+		ix.compiled[i] = &r
+	}
+	return *ix.compiled[i]
 }
 
 // ruleSet is a set of keywordIndex.rules, a bit each.
@@ -329,11 +413,12 @@ func (ix *keywordIndex) detector(set ruleSet) *detect.Detector {
 	if len(ix.detectors) >= maxDetectors {
 		return load()
 	}
-	cfg := defaultRules()
+	cfg := ix.base
 	cfg.Rules = make(map[string]config.Rule)
 	cfg.Keywords = make(map[string]struct{})
-	for i, r := range ix.rules {
+	for i := range ix.rules {
 		if set[i/64]&(1<<(i%64)) != 0 {
+			r := ix.rule(i)
 			cfg.Rules[r.RuleID] = r
 			for _, k := range r.Keywords {
 				cfg.Keywords[strings.ToLower(k)] = struct{}{}
@@ -355,46 +440,61 @@ func (ix *keywordIndex) detector(set ruleSet) *detect.Detector {
 // would look for keywords in what it decodes too: gitleaks' detectors,
 // these included, do not by default.)
 func loadKeywords() *keywordIndex {
-	keywordsOnce.Do(func() {
-		cfg := defaultRules()
-		if len(cfg.Rules) > maxRules {
-			return
-		}
-		ix := &keywordIndex{detectors: map[ruleSet]*detect.Detector{}}
-		ids := slices.Sorted(maps.Keys(cfg.Rules))
-		at := map[string]int{} // a keyword's pattern
-		var all []string
-		for _, id := range ids {
-			r := cfg.Rules[id]
-			if len(r.Keywords) == 0 {
-				if r.Regex != nil {
-					return
-				}
-				ix.always = append(ix.always, r)
-				continue
-			}
-			ri := uint16(len(ix.rules))
-			ix.rules = append(ix.rules, r)
-			for _, k := range r.Keywords {
-				k = strings.ToLower(k)
-				p, ok := at[k]
-				if !ok {
-					p = len(all)
-					at[k] = p
-					all = append(all, k)
-					ix.byKeyword = append(ix.byKeyword, nil)
-				}
-				ix.byKeyword[p] = append(ix.byKeyword[p], ri)
-			}
-		}
-		if len(all) == 0 {
-			return
-		}
-		ix.openings = make([]lazyOpening, len(ix.rules))
-		ix.dfa, ix.keywords = newKeywordDFA(all), all
-		keywords = ix
-	})
+	keywordsOnce.Do(func() { keywords = newKeywordIndex() })
 	return keywords
+}
+
+// newKeywordIndex is loadKeywords' index, made afresh; its rules are
+// compiled as texts need them.
+func newKeywordIndex() *keywordIndex {
+	read, taken, base := parsedRules()
+	if len(read.Rules) > maxRules {
+		return nil
+	}
+	ix := &keywordIndex{detectors: map[ruleSet]*detect.Detector{}, read: read, taken: taken, base: base}
+	byID := map[string]int{}
+	for i, r := range read.Rules {
+		if _, twice := byID[r.ID]; twice {
+			return nil // gitleaks keeps the last: scanned with every rule, as it reads them
+		}
+		byID[r.ID] = i
+	}
+	at := map[string]int{} // a keyword's pattern
+	var all []string
+	for _, id := range slices.Sorted(maps.Keys(byID)) {
+		r := &read.Rules[byID[id]]
+		if len(r.Keywords) == 0 {
+			if r.Regex != "" {
+				return nil
+			}
+			c, err := compileRule(read, byID[id], taken)
+			if err != nil {
+				return nil
+			}
+			ix.always = append(ix.always, c)
+			continue
+		}
+		ri := uint16(len(ix.rules))
+		ix.rules, ix.patterns = append(ix.rules, byID[id]), append(ix.patterns, r.Regex)
+		for _, k := range r.Keywords {
+			k = strings.ToLower(k)
+			p, ok := at[k]
+			if !ok {
+				p = len(all)
+				at[k] = p
+				all = append(all, k)
+				ix.byKeyword = append(ix.byKeyword, nil)
+			}
+			ix.byKeyword[p] = append(ix.byKeyword[p], ri)
+		}
+	}
+	if len(all) == 0 {
+		return nil
+	}
+	ix.openings = make([]lazyOpening, len(ix.rules))
+	ix.compiled = make([]*config.Rule, len(ix.rules))
+	ix.dfa, ix.keywords = newKeywordDFA(all), all
+	return ix
 }
 
 // minSecret is shorter than any secret gitleaks' default rules match.

@@ -7,7 +7,6 @@ import (
 	"sync"
 	"unicode"
 	"unicode/utf8"
-
 )
 
 // An opening tells, much faster than the rule's own pattern, whether the

@@ -283,8 +283,13 @@ func (s *Store) SourcedPiecesPrepared(id string, from, to, piece uint64, prepare
 
 // pieceBytes is about how many bytes of records a piece of SourcedPieces
 // reads; minPieceSpan is the fewest messages it spans, firstPieceSpan
-// how many the pieces taken before any is read span.
-var pieceBytes uint64 = 1 << 20 // a variable for tests
+// how many the pieces taken before any is read span. Pieces of 1 MiB, up
+// to three in flight and each decoded, were the peak of the 20k benchmark
+// session's first preview once gitleaks' rules were compiled as needed
+// (BenchmarkRedactProcess20k: 17.6-18.8 MiB with 256 KiB and the heap
+// returned before the store closes, 21.5-23.1 without); the 1M import's
+// first preview and the TUI's first count took no longer.
+var pieceBytes uint64 = 256 << 10 // a variable for tests
 
 const (
 	minPieceSpan   = 16

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -111,6 +112,14 @@ func Main(args []string, env Env) (code int) {
 			code = exitError
 		}
 		if a.store != nil {
+			// Closing writes what the store holds back (the findings of a
+			// first scan) and has Badger turn its memtable into a table,
+			// whose builder takes a buffer of twice a table's size: the
+			// garbage is returned to the system first, so that the buffer
+			// reuses its room instead of adding to the process's peak
+			// (with 256 KiB gathering pieces, the first preview of the
+			// 20k benchmark session 17.6-18.8 MiB, 21.5 without this).
+			debug.FreeOSMemory()
 			if err := a.store.Close(); err != nil && code == exitOK {
 				fmt.Fprintf(stderr, "scrim: close session store: %v\n", err)
 				code = exitError

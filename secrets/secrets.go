@@ -64,14 +64,8 @@ var (
 // terminal UI: it is silenced.
 func defaultRules() config.Config {
 	rulesOnce.Do(func() {
-		logging.Logger = zerolog.Nop()
-		v := viper.New()
-		v.SetConfigType("toml")
-		if rulesErr = v.ReadConfig(strings.NewReader(config.DefaultConfig)); rulesErr != nil {
-			return
-		}
 		var vc config.ViperConfig
-		if rulesErr = v.Unmarshal(&vc); rulesErr != nil {
+		if vc, rulesErr = readDefaultRules(); rulesErr != nil {
 			return
 		}
 		taken := takeStopwords(&vc)
@@ -87,6 +81,20 @@ func defaultRules() config.Config {
 	return rules
 }
 
+// readDefaultRules reads gitleaks' default rules as gitleaks does, with
+// its logging silenced.
+func readDefaultRules() (config.ViperConfig, error) {
+	quietOnce.Do(func() { logging.Logger = zerolog.Nop() }) // once: both readings may run at once
+	v := viper.New()
+	v.SetConfigType("toml")
+	var vc config.ViperConfig
+	if err := v.ReadConfig(strings.NewReader(config.DefaultConfig)); err != nil {
+		return vc, err
+	}
+	err := v.Unmarshal(&vc)
+	return vc, err
+}
+
 // parsedRules is gitleaks' default rules as read, stopwords taken out
 // (takeStopwords), not compiled, and gitleaks' settings and global
 // allowlists compiled without any rule. The keyword index compiles each
@@ -98,14 +106,8 @@ func defaultRules() config.Config {
 // into [[allowlists]]), so one reading is never translated twice.
 func parsedRules() (vc *config.ViperConfig, taken []stopwords, base config.Config) {
 	parsedOnce.Do(func() {
-		logging.Logger = zerolog.Nop()
-		v := viper.New()
-		v.SetConfigType("toml")
-		if parsedErr = v.ReadConfig(strings.NewReader(config.DefaultConfig)); parsedErr != nil {
-			return
-		}
 		var read config.ViperConfig
-		if parsedErr = v.Unmarshal(&read); parsedErr != nil {
+		if read, parsedErr = readDefaultRules(); parsedErr != nil {
 			return
 		}
 		parsedTaken = takeStopwords(&read)
@@ -122,6 +124,7 @@ func parsedRules() (vc *config.ViperConfig, taken []stopwords, base config.Confi
 }
 
 var (
+	quietOnce   sync.Once
 	parsedOnce  sync.Once
 	parsed      *config.ViperConfig
 	parsedTaken []stopwords

@@ -13,6 +13,7 @@ import (
 // runTUI is plain `scrim`: the TUI on the user's store, importing the
 // transcripts written to the watched folders while it is open.
 func (a *app) runTUI() error {
+	a.tui = true
 	roots, watched, err := a.watchRoots()
 	if err != nil {
 		return err

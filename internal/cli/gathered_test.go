@@ -43,14 +43,7 @@ func TestKeptGatheringHoldsUntilSomethingChanges(t *testing.T) {
 	polFile := filepath.Join(root, "policy.toml")
 	must(t, os.WriteFile(polFile, []byte(fmt.Sprintf(gatheredPolicy, root)), 0o644))
 	store := filepath.Join(root, "store")
-	read := func(rel, text string) *session.Message {
-		path := filepath.Join(root, rel)
-		return &session.Message{Role: session.RoleTool, Meta: session.Meta{SourcePaths: []string{path}},
-			Parts: []session.Part{{Kind: session.PartToolResult, Text: text + "\n", SourcePath: path}}}
-	}
-	say := func(text string) *session.Message {
-		return &session.Message{Role: session.RoleAssistant, Parts: []session.Part{{Kind: session.PartText, Text: text}}}
-	}
+	read := func(rel, text string) *session.Message { return readOf(filepath.Join(root, rel), text) }
 	st, err := session.Open(store)
 	must(t, err)
 	h, err := st.Create(session.Header{Title: "kept gathering", WorkDir: root})
@@ -140,15 +133,11 @@ func TestKeptMatchesHoldUntilSomethingChanges(t *testing.T) {
 	polFile := filepath.Join(root, "policy.toml")
 	must(t, os.WriteFile(polFile, []byte(fmt.Sprintf(gatheredPolicy, root)), 0o644))
 	store := filepath.Join(root, "store")
-	say := func(text string) *session.Message {
-		return &session.Message{Role: session.RoleAssistant, Parts: []session.Part{{Kind: session.PartText, Text: text}}}
-	}
 	st, err := session.Open(store)
 	must(t, err)
 	h, err := st.Create(session.Header{Title: "kept matches", WorkDir: root})
 	must(t, err)
-	must(t, st.Append(h.ID, &session.Message{Role: session.RoleTool, Meta: session.Meta{SourcePaths: []string{vault}},
-		Parts: []session.Part{{Kind: session.PartToolResult, Text: secretLine + "\n", SourcePath: vault}}},
+	must(t, st.Append(h.ID, readOf(vault, secretLine),
 		say("The vault says "+secretLine), say("nothing else")))
 	must(t, st.Close())
 
@@ -193,4 +182,15 @@ func TestKeptMatchesHoldUntilSomethingChanges(t *testing.T) {
 	if string(kept()) == string(record) {
 		t.Fatal("the matches were not kept anew for four messages")
 	}
+}
+
+// readOf is a tool result of text+"\n", read from path.
+func readOf(path, text string) *session.Message {
+	return &session.Message{Role: session.RoleTool, Meta: session.Meta{SourcePaths: []string{path}},
+		Parts: []session.Part{{Kind: session.PartToolResult, Text: text + "\n", SourcePath: path}}}
+}
+
+// say is the assistant saying text.
+func say(text string) *session.Message {
+	return &session.Message{Role: session.RoleAssistant, Parts: []session.Part{{Kind: session.PartText, Text: text}}}
 }

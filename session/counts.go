@@ -72,7 +72,17 @@ func bumpRevision(txn *badger.Txn, id string) error {
 // (18 MB) was held three times at the preview's peak, the record, that
 // copy and the candidates it was made from. The record's own key then
 // holds, marked piecesMeta, how many pieces and bytes there are.
-var recordPiece = 1 << 20 // a variable for tests
+//
+// The buffer grows to twice the longest value written (bytes.Buffer): with
+// pieces of 1 MiB it took 1 MiB of the 20,000-message benchmark session's
+// first preview, at the moment its memory peaked (the record and the
+// fingerprints beside it); 128 KiB pieces take an eighth of that.
+var recordPiece = 128 << 10 // a variable for tests
+
+// maxRecordPiece is the longest piece a record was ever kept in (1 MiB,
+// before 2026-12-06): a record kept by an earlier scrim is read, and
+// replaced whole, as one kept now.
+const maxRecordPiece = 1 << 20
 
 // maxPieces bounds the pieces a record's key may say it has: past it, the
 // key is damaged (and the product of pieces and their size could wrap).
@@ -91,11 +101,13 @@ func pieceKey(id, name string, k int) []byte {
 }
 
 // recordPieces reads how many pieces, and bytes in all, the record whose
-// key's value is v is kept in; ok is false for a value no Put wrote.
-func recordPieces(v []byte) (n, size int, ok bool) {
+// key's value is v is kept in, if it is at most most bytes; ok is false
+// for a value no Put wrote. The pieces' lengths are not known here (they
+// were longer once: maxRecordPiece): reading them checks that they add up.
+func recordPieces(v []byte, most int) (n, size int, ok bool) {
 	pieces, a := binary.Uvarint(v)
 	total, b := binary.Uvarint(v[max(a, 0):])
-	if a <= 0 || b <= 0 || a+b != len(v) || pieces == 0 || pieces > maxPieces || total > pieces*uint64(recordPiece) || total <= (pieces-1)*uint64(recordPiece) {
+	if a <= 0 || b <= 0 || a+b != len(v) || pieces == 0 || pieces > maxPieces || total < pieces || total > pieces*maxRecordPiece || total > uint64(most) {
 		return 0, 0, false
 	}
 	return int(pieces), int(total), true
@@ -118,7 +130,7 @@ func (s *Store) CountRecord(id, name string) (v []byte, ok bool, err error) {
 			return err
 		}
 		var n, size int
-		if err := item.Value(func(b []byte) error { n, size, ok = recordPieces(b); return nil }); err != nil || !ok {
+		if err := item.Value(func(b []byte) error { n, size, ok = recordPieces(b, s.MaxCountRecord()); return nil }); err != nil || !ok {
 			ok = false
 			return err
 		}
@@ -165,7 +177,7 @@ func (s *Store) PutCountRecord(id, name string, v []byte) error {
 		// The pieces of the record this one replaces, past its own, go.
 		was := 0
 		if item, err := txn.Get(countKey(id, name)); err == nil && item.UserMeta() == piecesMeta {
-			if err := item.Value(func(b []byte) error { was, _, _ = recordPieces(b); return nil }); err != nil {
+			if err := item.Value(func(b []byte) error { was, _, _ = recordPieces(b, s.MaxCountRecord()); return nil }); err != nil {
 				return err
 			}
 		} else if err != nil && !errors.Is(err, badger.ErrKeyNotFound) {

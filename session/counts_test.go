@@ -141,6 +141,43 @@ func TestCountRecordInPieces(t *testing.T) {
 	if got, ok, err := s.CountRecord(h.ID, "gathered/x"); err != nil || ok || got != nil {
 		t.Fatalf("a damaged key read as %d bytes, %v %v", len(got), ok, err)
 	}
+	// A key that says no more than its pieces could hold, but more than
+	// any record may (maxPieces pieces of maxRecordPiece: 64 GiB).
+	head = binary.AppendUvarint(binary.AppendUvarint(nil, maxPieces), maxPieces*maxRecordPiece)
+	if err := s.db.Update(func(txn *badger.Txn) error {
+		return txn.SetEntry(badger.NewEntry(countKey(h.ID, "gathered/x"), head).WithMeta(piecesMeta))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok, err := s.CountRecord(h.ID, "gathered/x"); err != nil || ok || got != nil {
+		t.Fatalf("a key saying 64 GiB read as %d bytes, %v %v", len(got), ok, err)
+	}
+	// A record an earlier scrim kept, in longer pieces than now: read
+	// back whole, and replaced by a shorter one without a piece left.
+	old := record(3*maxRecordPiece+5, 8)
+	before := countKeys(t, s, h.ID) + 1 // and gathered/y's own key
+	if err := s.db.Update(func(txn *badger.Txn) error {
+		n := 0
+		for at := 0; at < len(old); at += maxRecordPiece {
+			if err := txn.Set(pieceKey(h.ID, "gathered/y", n), old[at:min(at+maxRecordPiece, len(old))]); err != nil {
+				return err
+			}
+			n++
+		}
+		head := binary.AppendUvarint(binary.AppendUvarint(nil, uint64(n)), uint64(len(old)))
+		return txn.SetEntry(badger.NewEntry(countKey(h.ID, "gathered/y"), head).WithMeta(piecesMeta))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok, err := s.CountRecord(h.ID, "gathered/y"); err != nil || !ok || !bytes.Equal(got, old) {
+		t.Fatalf("a record kept in %d-byte pieces read back as %d bytes, %v %v", maxRecordPiece, len(got), ok, err)
+	}
+	if err := s.PutCountRecord(h.ID, "gathered/y", record(2*recordPiece+3, 9)); err != nil {
+		t.Fatal(err)
+	}
+	if pieces := countKeys(t, s, h.ID) - before; pieces != 3 {
+		t.Fatalf("a record of 3 pieces replacing one of 4 longer ones: %d pieces stored", pieces)
+	}
 	if err := s.PutCountRecord(h.ID, "gathered/x", record(4*recordPiece, 7)); err != nil {
 		t.Fatal(err)
 	}

@@ -46,11 +46,9 @@ func encodeGathered(b []byte, most int, m *Memo, d *Derived) []byte {
 	for p := range m.verdicts {
 		paths = append(paths, p)
 	}
-	slices.Sort(paths)
-	index := make(map[string]uint64, len(paths))
+	slices.Sort(paths) // and found there by halving, not a map of them beside
 	size := 1 + uvarintLen(uint64(len(paths)))
-	for i, p := range paths {
-		index[p] = uint64(i)
+	for _, p := range paths {
 		size += uvarintLen(uint64(len(p))) + len(p) + 1
 	}
 	var fps int
@@ -59,13 +57,13 @@ func encodeGathered(b []byte, most int, m *Memo, d *Derived) []byte {
 		fps = len(d.fps)
 		at = make([]uint64, len(d.paths))
 		for k, p := range d.paths {
-			i, ok := index[p]
+			i, ok := slices.BinarySearch(paths, p)
 			if !ok {
 				// Withheld content comes from decided paths only; a
 				// gathering that says otherwise is not kept.
 				return nil
 			}
-			at[k] = i
+			at[k] = uint64(i)
 		}
 		if len(d.win.from) != fps {
 			return nil

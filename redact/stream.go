@@ -112,6 +112,22 @@ func (s *Stream) Recheck(msgs []session.Message, last bool) {
 	s.gather.Recheck(msgs, last)
 }
 
+// Ready ends the gathering, if there is one: it makes the fingerprints of
+// what was gathered (unless Gathered or Resume did), files their index and
+// lets their texts go (Derived.Seal). Gathered is nil after it. Next and
+// Start call it first; a caller may call it earlier, to have that done at a
+// time of its choosing.
+func (s *Stream) Ready() {
+	if !s.started {
+		s.started = true
+		if s.gather != nil {
+			s.finishGather()
+			// Gathered is past: the texts go.
+			s.derived.Seal()
+		}
+	}
+}
+
 func (s *Stream) mustGather() {
 	if s.gather == nil || s.started || s.resumed || s.finished {
 		panic("redact: Stream gathers only for a tier with derived = \"redact\", and only before Next, Gathered or Resume")
@@ -141,14 +157,7 @@ func (s *Stream) Next(msgs []session.Message, findings func(m *session.Message) 
 // messages it was 5.2 of the preview's 7.0 s, all of it on the goroutine
 // that handed the batches over.
 func (s *Stream) Start(msgs []session.Message, findings func(m *session.Message) []secrets.Finding) (done func() []session.Message) {
-	if !s.started {
-		s.started = true
-		if s.gather != nil {
-			s.finishGather()
-			// Gathered is past: the texts go (Derived.Seal).
-			s.derived.Seal()
-		}
-	}
+	s.Ready()
 	type result struct {
 		out []session.Message
 		rep Report

@@ -45,8 +45,11 @@ func (e *Error) Unwrap() error { return e.err }
 // per-message reports of the 20k benchmark session are 600 KB, and the
 // buffer holding them grew by doubling to 1 MiB, with the copies before:
 // at 4 MiB, as it was, the preview with derived = "redact" took 18.3-19.0
-// MiB at its peak, at 256 KiB 18.0-18.3 (show: 10.6-10.8 MiB).
-const Memory = 256 << 10
+// MiB at its peak, at 256 KiB 18.0-18.3 (show: 10.6-10.8 MiB). Later, at
+// 256 KiB, its buffer (384 KiB once grown) was the largest thing the
+// preview held beside its index (heap profiles after a collection, half
+// way through); at 64 KiB, a chunk, it stays under 128 KiB.
+const Memory = chunk
 
 // chunk is how much a spool with a file gathers before writing it.
 const chunk = 64 << 10

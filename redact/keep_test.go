@@ -42,6 +42,10 @@ func gatheredStream(t *testing.T, msgs []session.Message, model string, p *polic
 			t.Fatal("a gathering appended to a prefix is not the prefix and the gathering")
 		}
 	}
+	s.Ready() // as scrim redact ends its gathering: the index filed, the texts let go
+	if s.derived != nil && (!s.derived.Sealed() || s.Gathered(nil, math.MaxInt) != nil) {
+		t.Fatal("after Ready the fingerprints' texts are still held, or encoded again")
+	}
 	out = s.Next(msgs, nil)
 	return out, s.Report(), resumed, gathered
 }

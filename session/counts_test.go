@@ -129,29 +129,25 @@ func TestCountRecordInPieces(t *testing.T) {
 	if got, ok, err := s.CountRecord(h.ID, "gathered/x"); err != nil || ok || got != nil {
 		t.Fatalf("a record missing a piece read as %d bytes, %v %v", len(got), ok, err)
 	}
-	// A damaged key: more pieces than any record has, whose number times
-	// a piece's size wraps around to say 4 TiB in all, which would be
-	// made room for.
-	head := binary.AppendUvarint(binary.AppendUvarint(nil, 1<<52+1<<30), 1<<42)
-	if err := s.db.Update(func(txn *badger.Txn) error {
-		return txn.SetEntry(badger.NewEntry(countKey(h.ID, "gathered/x"), head).WithMeta(piecesMeta))
-	}); err != nil {
-		t.Fatal(err)
+	// A damaged key is not found, and nothing is made room for.
+	damaged := func(what string, pieces, total uint64) {
+		t.Helper()
+		head := binary.AppendUvarint(binary.AppendUvarint(nil, pieces), total)
+		if err := s.db.Update(func(txn *badger.Txn) error {
+			return txn.SetEntry(badger.NewEntry(countKey(h.ID, "gathered/x"), head).WithMeta(piecesMeta))
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if got, ok, err := s.CountRecord(h.ID, "gathered/x"); err != nil || ok || got != nil {
+			t.Fatalf("a key saying %s read as %d bytes, %v %v", what, len(got), ok, err)
+		}
 	}
-	if got, ok, err := s.CountRecord(h.ID, "gathered/x"); err != nil || ok || got != nil {
-		t.Fatalf("a damaged key read as %d bytes, %v %v", len(got), ok, err)
-	}
-	// A key that says no more than its pieces could hold, but more than
-	// any record may (maxPieces pieces of maxRecordPiece: 64 GiB).
-	head = binary.AppendUvarint(binary.AppendUvarint(nil, maxPieces), maxPieces*maxRecordPiece)
-	if err := s.db.Update(func(txn *badger.Txn) error {
-		return txn.SetEntry(badger.NewEntry(countKey(h.ID, "gathered/x"), head).WithMeta(piecesMeta))
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if got, ok, err := s.CountRecord(h.ID, "gathered/x"); err != nil || ok || got != nil {
-		t.Fatalf("a key saying 64 GiB read as %d bytes, %v %v", len(got), ok, err)
-	}
+	// More pieces than any record has, whose number times a piece's size
+	// wraps around to say 4 TiB in all.
+	damaged("4 TiB", 1<<52+1<<30, 1<<42)
+	// No more than its pieces could hold, but more than any record may
+	// (maxPieces pieces of maxRecordPiece: 64 GiB).
+	damaged("64 GiB", maxPieces, maxPieces*maxRecordPiece)
 	// A record an earlier scrim kept, in longer pieces than now: read
 	// back whole, and replaced by a shorter one without a piece left.
 	old := record(3*maxRecordPiece+5, 8)

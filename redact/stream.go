@@ -114,9 +114,9 @@ func (s *Stream) Recheck(msgs []session.Message, last bool) {
 
 // Ready ends the gathering, if there is one: it makes the fingerprints of
 // what was gathered (unless Gathered or Resume did), files their index and
-// lets their texts go (Derived.Seal). Gathered is nil after it. Next and
-// Start call it first; a caller may call it earlier, to have that done at a
-// time of its choosing.
+// lets their texts go (Derived.Seal): Gathered, which encodes them, comes
+// before it. Next and Start call it first; a caller may call it earlier, to
+// have that done at a time of its choosing.
 func (s *Stream) Ready() {
 	if !s.started {
 		s.started = true

@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/dgraph-io/badger/v4"
 )
@@ -129,6 +132,25 @@ func TestSourcedReads(t *testing.T) {
 		return nil
 	}); err != nil || prepared != len(want) {
 		t.Fatalf("SourcedPiecesPrepared: %v, %d messages prepared, want %d", err, prepared, len(want))
+	}
+	// Pieces read and not yet handed on are at most one a reader, however
+	// slow fn is: each is a piece of decoded text held. A piece is held
+	// from the moment prepare starts on it until fn returns.
+	var held, most atomic.Int32
+	if err := s.SourcedPiecesPrepared(h.ID, 1, 5000, 50, func([]Message) any {
+		n := held.Add(1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		return nil
+	}, func([]Message, any, bool) error {
+		time.Sleep(time.Millisecond) // the readers get ahead
+		held.Add(-1)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if readers := int32(runtime.GOMAXPROCS(0)); most.Load() > readers+1 {
+		t.Fatalf("%d pieces held at once with %d readers, want at most %d (one a reader, and fn's)", most.Load(), readers, readers+1)
 	}
 	stopped := errors.New("stop")
 	calls := 0

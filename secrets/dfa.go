@@ -104,17 +104,24 @@ func newKeywordDFA(patterns []string) *keywordDFA {
 // walk calls fn with each keyword that ends in b and where it ends (the
 // index after its last byte), at every place, until fn returns false.
 func (a *keywordDFA) walk(b []byte, fn func(end int, pattern int32) bool) {
+	a.walkFrom(0, b, fn)
+}
+
+// walkFrom is walk from state s, where a walk of the bytes before b ended
+// (0: b is the text's start); it returns the state b ends in, to go on
+// from with the bytes after it.
+func (a *keywordDFA) walkFrom(s uint32, b []byte, fn func(end int, pattern int32) bool) uint32 {
 	trans, class := a.trans, &a.class
-	s := uint32(0)
 	for i, c := range b {
 		s = trans[s+uint32(class[c])]
 		if s&outFlag != 0 {
 			s &^= outFlag
 			for _, p := range a.out[s] {
 				if !fn(i+1, p) {
-					return
+					return s
 				}
 			}
 		}
 	}
+	return s
 }

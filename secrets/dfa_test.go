@@ -63,3 +63,51 @@ func cmpPair(a, b [2]int) int {
 	}
 	return a[1] - b[1]
 }
+
+// FuzzKeywordRulesInPieces: the rules whose keywords a text holds are the
+// same lower-cased and walked a piece at a time as lower-cased and walked
+// whole, wherever the pieces end: in a keyword, in a rune that lower-cases
+// to a keyword's letter (U+0130, U+212A), in bytes that are not UTF-8.
+func FuzzKeywordRulesInPieces(f *testing.F) {
+	for _, c := range credentials() {
+		f.Add(c.before+c.secret+c.after, 7)
+	}
+	f.Add("api_\u212aEY=1 and t\u0130\u0130\u0130 sk-live", 3)
+	f.Add("\xff\xfe\u212a\u212aey\xe2\x84", 1)
+	f.Add(strings.Repeat("\x84", 40)+"KEY", 5)
+	// Each keyword alone in its text, across the end of the first piece
+	// of 4 bytes, upper-cased, and with a Kelvin sign for its k.
+	if ix := loadKeywords(); ix != nil {
+		for _, k := range ix.keywords {
+			if len(k) > 1 {
+				f.Add("..."+strings.ToUpper(k)+"..", 3)
+				f.Add("..."+strings.ReplaceAll(k, "k", "\u212a")+"..", 3)
+			}
+		}
+	}
+	f.Fuzz(func(t *testing.T, s string, piece int) {
+		ix := loadKeywords()
+		if ix == nil {
+			t.Fatal("no keyword index")
+		}
+		var want ruleSet
+		ix.dfa.walk(lower(s, nil), func(_ int, pattern int32) bool {
+			for _, r := range ix.byKeyword[pattern] {
+				want[r/64] |= 1 << (r % 64)
+			}
+			return true
+		})
+		defer func(n int) { lowerPiece = n }(lowerPiece)
+		lowerPiece = 1 + abs(piece)%64
+		if got, found := ix.keywordRules(s); got != want || found != (want != ruleSet{}) {
+			t.Fatalf("in %q, in pieces of %d bytes: rules %v (found %v), whole %v", s, lowerPiece, got, found, want)
+		}
+	})
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
+}

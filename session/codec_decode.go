@@ -1,6 +1,9 @@
 package session
 
-import "encoding/json"
+import (
+	"bytes"
+	"encoding/json"
+)
 
 // The shapes of stored records, read by decoder (codec_json.go).
 
@@ -48,6 +51,8 @@ func (d *decoder) message(m *Message) error {
 	return nil
 }
 
+var partStart = []byte(`{"kind":`)
+
 var partKeys = []string{"kind", "text", "sourcePath", "redacted", "callId", "name", "input", "filtered"}
 
 // parts reads the parts array; null is json.Marshal's nil slice.
@@ -59,10 +64,17 @@ func (d *decoder) parts() ([]Part, error) {
 	if !d.next('[') {
 		return nil, errSlow
 	}
-	parts := []Part{}
 	if d.next(']') {
-		return parts, nil
+		return []Part{}, nil
 	}
+	// Sized once: grown by append, a message of 30 parts (a search's hits,
+	// each from its file) was given room for 63, and the parts were a
+	// seventh of what the 20k benchmark session's first preview allocated.
+	// Each part's object starts with partStart in the shape marshalMessage
+	// writes, and nothing else in the rest of the record can but a tool
+	// call's input (a string's quotes are escaped), so the count is never
+	// short, and seldom long.
+	parts := make([]Part, 0, max(1, bytes.Count(d.data[d.i:], partStart)))
 	for {
 		// Decoded in place: a Part of its own that the closure captures
 		// would be moved to the heap, 136 bytes for every part decoded,

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/bits"
 	"runtime"
 	"slices"
 	"sync"
@@ -215,19 +216,23 @@ func (s *Store) SourcedPiecesPrepared(id string, from, to, piece uint64, prepare
 		next          = from // the first message of the next piece
 		closed        bool
 		spanned, seen uint64 // messages spanned by the pieces read, and their records' bytes
+		kept          uint64 // of those messages, the ones handed on (they carry a source path)
 	)
-	// take is the next piece and where its result goes; ok false: none
-	// is left.
-	take := func() (lo, hi uint64, c chan read, ok bool) {
+	// take is the next piece, where its result goes, and about how many
+	// of its messages carry a source path, as the pieces read tell (0: no
+	// telling yet); ok false: none is left. Grown by append from none, a
+	// piece's messages had been a twelfth of what the TUI's first count
+	// allocated at a million messages.
+	take := func() (lo, hi uint64, c chan read, expect int, ok bool) {
 		mu.Lock()
 		defer mu.Unlock()
 		if closed {
-			return 0, 0, nil, false
+			return 0, 0, nil, 0, false
 		}
 		if next > to || next < from { // next < from: it wrapped past ^uint64(0)
 			closed = true
 			close(order)
-			return 0, 0, nil, false
+			return 0, 0, nil, 0, false
 		}
 		span := min(piece, firstPieceSpan) // till a piece is read
 		if spanned > 0 && seen > 0 {
@@ -238,9 +243,13 @@ func (s *Store) SourcedPiecesPrepared(id string, from, to, piece uint64, prepare
 			hi = to
 		}
 		next = hi + 1
+		if over, e := bits.Mul64(hi-lo+1, kept); spanned > 0 && over == 0 {
+			e /= spanned
+			expect = int(min(hi-lo+1, e+e/8+1, 1<<20))
+		}
 		c = make(chan read, 1)
 		order <- c
-		return lo, hi, c, true
+		return lo, hi, c, expect, true
 	}
 	for range readers {
 		go func() {
@@ -250,12 +259,15 @@ func (s *Store) SourcedPiecesPrepared(id string, from, to, piece uint64, prepare
 				case <-stop:
 					return
 				}
-				lo, hi, c, ok := take()
+				lo, hi, c, expect, ok := take()
 				if !ok {
 					<-ahead
 					return
 				}
 				var r read
+				if expect > 0 {
+					r.msgs = make([]Message, 0, expect)
+				}
 				var n uint64
 				_, r.err = s.scanCounting(id, lo, hi, true, &n, func(m *Message) error {
 					r.msgs = append(r.msgs, *m)
@@ -263,7 +275,7 @@ func (s *Store) SourcedPiecesPrepared(id string, from, to, piece uint64, prepare
 				})
 				r.last = hi == to
 				mu.Lock()
-				spanned, seen = spanned+hi-lo+1, seen+n
+				spanned, seen, kept = spanned+hi-lo+1, seen+n, kept+uint64(len(r.msgs))
 				mu.Unlock()
 				if r.err == nil && prepare != nil {
 					r.prepared = prepare(r.msgs)

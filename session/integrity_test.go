@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -433,5 +434,56 @@ func TestLargeMessageRoundTrip(t *testing.T) {
 	msgs, bad, err := s.Messages(h.ID)
 	if err != nil || len(bad) != 0 || len(msgs) != 2 || msgs[0].Text() != big || msgs[1].Text() != "after" {
 		t.Fatalf("%d messages, %v, %v", len(msgs), bad, err)
+	}
+}
+
+// TestScanAt: the messages at the Seqs asked for, in order and each once,
+// read run by run in one snapshot, at most piece at a time; a record that
+// cannot be decoded and one that is missing are reported, in order of Seq,
+// and Seqs past the session's end are not there to report.
+func TestScanAt(t *testing.T) {
+	s := openTemp(t)
+	h := create(t, s, Header{Title: "t"})
+	other := create(t, s, Header{Title: "beside"})
+	fill(t, s, h.ID, 50)
+	fill(t, s, other.ID, 50) // keys right after the session's: never read
+	setRaw(t, s, msgKey(h.ID, 21), []byte("\xff not json"))
+	if err := s.db.Update(func(txn *badger.Txn) error { return txn.Delete(msgKey(h.ID, 30)) }); err != nil {
+		t.Fatal(err)
+	}
+	s = reopen(t, s)
+	var got []uint64
+	var pieces []int
+	bad, err := s.ScanAt(h.ID, []uint64{1, 2, 3, 10, 20, 21, 22, 29, 30, 31, 49, 50, 51, 60}, 2, func(msgs []Message) error {
+		pieces = append(pieces, len(msgs))
+		for _, m := range msgs {
+			if m.SessionID != h.ID || m.Text() != fmt.Sprint(m.Seq) {
+				return fmt.Errorf("message %d: %+v", m.Seq, m)
+			}
+			got = append(got, m.Seq)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got) != "[1 2 3 10 20 22 29 31 49 50]" {
+		t.Fatalf("read %v", got)
+	}
+	if slices.Max(pieces) > 2 {
+		t.Fatalf("pieces of %v messages, want at most 2", pieces)
+	}
+	var seqs []uint64
+	for _, e := range bad {
+		seqs = append(seqs, e.Seq)
+	}
+	if fmt.Sprint(seqs) != "[21 30]" || !errors.Is(bad[1], ErrMissing) {
+		t.Fatalf("reported %v", bad)
+	}
+	// fn's error stops the reading.
+	stop := errors.New("stop")
+	calls := 0
+	if _, err := s.ScanAt(h.ID, []uint64{1, 5, 9, 13}, 1, func([]Message) error { calls++; return stop }); err != stop || calls != 1 {
+		t.Fatalf("after fn failed: %v, %d calls", err, calls)
 	}
 }

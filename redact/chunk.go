@@ -1,11 +1,11 @@
 package redact
 
 import (
-	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
 
+	"github.com/scrim-dev/scrim/internal/cores"
 	"github.com/scrim-dev/scrim/session"
 )
 
@@ -35,7 +35,7 @@ var streamLayout = layout{chunkMin: 128, block: 128}
 func (l layout) split(msgs []session.Message) []*chunk {
 	most := l.maxChunks
 	if most == 0 {
-		most = min(runtime.GOMAXPROCS(0), 8)
+		most = min(cores.N(), 8)
 	}
 	n := max(1, min(most, len(msgs)/l.chunkMin))
 	chunks := make([]*chunk, n)

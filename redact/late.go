@@ -4,10 +4,10 @@ import (
 	"cmp"
 	"hash/maphash"
 	"maps"
-	"runtime"
 	"slices"
 	"unsafe"
 
+	"github.com/scrim-dev/scrim/internal/cores"
 	"github.com/scrim-dev/scrim/session"
 )
 
@@ -246,7 +246,7 @@ func (c *candidates) suspects(log *allowedLog, only []int32) map[int32][]uint64 
 		key uint32
 		seq uint64
 	}
-	workers := min(len(log.keys), runtime.GOMAXPROCS(0))
+	workers := min(len(log.keys), cores.N())
 	found := make([][]hit, workers)
 	eachRange(groupRanges(len(log.keys), workers), func(w, lo, hi int) {
 		log.eachIn(lo, hi, func(key uint32, seq uint64) {

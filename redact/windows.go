@@ -5,12 +5,13 @@ import (
 	"encoding/binary"
 	"math"
 	"math/bits"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/scrim-dev/scrim/internal/cores"
 )
 
 // windows finds fingerprints in a text by hashing windows of it and looking
@@ -512,7 +513,7 @@ func shareWindows(set *fpSet, from []uint16, classOf func(int) (int, int), k int
 // fpRanges cuts n fingerprints into a range a core, of fpRangeMin at least
 // (one range for a small set: not worth a goroutine).
 func fpRanges(n int) [][2]int {
-	return groupRanges(n, min(runtime.GOMAXPROCS(0), max(1, n/fpRangeMin)))
+	return groupRanges(n, min(cores.N(), max(1, n/fpRangeMin)))
 }
 
 var fpRangeMin = 1 << 14 // a variable for tests

@@ -13,12 +13,12 @@ package search
 import (
 	"context"
 	"errors"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/scrim-dev/scrim/internal/cores"
 	"github.com/scrim-dev/scrim/policy"
 	"github.com/scrim-dev/scrim/session"
 	"github.com/scrim-dev/scrim/tally"
@@ -122,7 +122,7 @@ func Run(ctx context.Context, st *session.Store, q Query, emit func(Hit) error) 
 		cancel() // a worker waiting on a full slot gives up
 		wg.Wait()
 	}()
-	for range min(runtime.GOMAXPROCS(0), max(len(heads), 1)) {
+	for range min(cores.N(), max(len(heads), 1)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

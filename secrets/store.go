@@ -4,11 +4,11 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"hash/crc32"
-	"runtime"
 	"sync"
 
 	"github.com/cespare/xxhash/v2"
 
+	"github.com/scrim-dev/scrim/internal/cores"
 	"github.com/scrim-dev/scrim/session"
 )
 
@@ -155,7 +155,7 @@ func parallel(n int, fn func(int)) {
 	var next sync.Mutex
 	at := 0
 	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), (n+batch-1)/batch) {
+	for range min(cores.N(), (n+batch-1)/batch) {
 		wg.Go(func() {
 			for {
 				next.Lock()

@@ -3,10 +3,11 @@ package session
 import (
 	"errors"
 	"fmt"
-	"runtime"
 	"sync"
 
 	"github.com/dgraph-io/badger/v4"
+
+	"github.com/scrim-dev/scrim/internal/cores"
 )
 
 // fill sets the store-assigned fields of msgs, numbered after h.Count, and
@@ -141,7 +142,7 @@ const encodeChunk = 4096
 // work across cores when it is big enough to pay for the goroutines.
 func encodeAll(msgs []*Message, first int) ([][]byte, error) {
 	vals := make([][]byte, len(msgs))
-	workers := min(runtime.GOMAXPROCS(0), 8, 1+len(msgs)/256)
+	workers := min(cores.N(), 8, 1+len(msgs)/256)
 	per := (len(msgs) + workers - 1) / workers
 	errs := make([]error, workers)
 	var wg sync.WaitGroup

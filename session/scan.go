@@ -6,11 +6,12 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-	"runtime"
 	"slices"
 	"sync"
 
 	"github.com/dgraph-io/badger/v4"
+
+	"github.com/scrim-dev/scrim/internal/cores"
 )
 
 // Messages loads all of a session's messages in order, plus the records that
@@ -210,7 +211,7 @@ func (s *Store) SourcedPiecesPrepared(id string, from, to, piece uint64, prepare
 		last     bool
 		err      error
 	}
-	readers := runtime.GOMAXPROCS(0)
+	readers := cores.N()
 	// ahead holds a place for each piece taken and not yet handed to fn:
 	// a reader takes one before it takes the next piece, so those read
 	// ahead are always the first ones fn waits for, and order, where
@@ -515,7 +516,7 @@ type recordBatch struct {
 const batchRecords = 256
 
 func newParallelDecoder(id string, out []Message, first uint64) *parallelDecoder {
-	n := min(runtime.GOMAXPROCS(0), 8)
+	n := min(cores.N(), 8)
 	p := &parallelDecoder{id: id, out: out, first: first,
 		work: make(chan *recordBatch, 2*n), free: make(chan *recordBatch, 3*n)}
 	for range n {

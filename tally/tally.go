@@ -14,9 +14,9 @@
 package tally
 
 import (
-	"runtime"
 	"sync"
 
+	"github.com/scrim-dev/scrim/internal/cores"
 	"github.com/scrim-dev/scrim/policy"
 	"github.com/scrim-dev/scrim/redact"
 	"github.com/scrim-dev/scrim/runner"
@@ -139,7 +139,7 @@ func CountAll(x *Contexts, st *session.Store, pol *policy.Policy, sid, model str
 	}
 	var wg sync.WaitGroup
 	next := make(chan int)
-	for range min(runtime.GOMAXPROCS(0), len(starts)) {
+	for range min(cores.N(), len(starts)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -5,12 +5,14 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/list"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/term"
 
+	"github.com/scrim-dev/scrim/internal/cores"
 	"github.com/scrim-dev/scrim/internal/memlimit"
 	"github.com/scrim-dev/scrim/session"
 )
@@ -54,6 +56,11 @@ type Model struct {
 	beforeImport string
 	beforeFailed bool
 
+	// spares: the program keeps a processor for the UI while keys come
+	// (atKeys); spareGen names the last key's release of it.
+	spares   bool
+	spareGen int
+
 	find    *finder // the find n/N walk, nil when there is none
 	findGen int
 	// lastQuery fills the find dialog again.
@@ -81,6 +88,7 @@ func New(cfg Config) *Model {
 func Run(cfg Config, in io.Reader, out io.Writer) error {
 	memlimit.Soft()
 	m := New(cfg)
+	m.spares = true
 	opts := []tea.ProgramOption{tea.WithAltScreen(), tea.WithInput(in), tea.WithOutput(out)}
 	if !cfg.NoMouse {
 		// Holding shift still selects text in most terminals.
@@ -163,8 +171,13 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		m.c.width, m.c.height = msg.Width, msg.Height
 	case tea.MouseMsg:
-		cmds = append(cmds, m.mouse(msg))
+		cmds = append(cmds, m.mouse(msg), m.atKeys())
+	case spareMsg:
+		if msg.gen == m.spareGen {
+			cores.Spare(false)
+		}
 	case tea.KeyMsg:
+		cmds = append(cmds, m.atKeys())
 		for _, k := range keystrokes(msg) {
 			asked := m.dialog
 			cmd, quit := m.key(k)
@@ -463,4 +476,27 @@ func (m *Model) fullHelp() [][]key.Binding {
 		return m.list.FullHelp()
 	}
 	return m.panesFullHelp()
+}
+
+// spareFor is how long after the last key or mouse event the processor
+// kept for the UI stays kept.
+const spareFor = time.Second
+
+// spareMsg gives the kept processor back, unless a key came since.
+type spareMsg struct{ gen int }
+
+// atKeys keeps a processor for the UI's own goroutines while the user is
+// at the keys (cores.Spare), for spareFor after the last: counting and
+// gathering keep every core the work is spread over busy, and a key's
+// way to the screen waited at each step for one of them to be preempted.
+// Only while keys come, since kept all along it cost the first count
+// about a twentieth of its time.
+func (m *Model) atKeys() tea.Cmd {
+	if !m.spares {
+		return nil
+	}
+	cores.Spare(true)
+	m.spareGen++
+	gen := m.spareGen
+	return tea.Tick(spareFor, func(time.Time) tea.Msg { return spareMsg{gen} })
 }

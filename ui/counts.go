@@ -1,10 +1,9 @@
 package ui
 
 import (
-	"runtime"
-
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/scrim-dev/scrim/internal/cores"
 	"github.com/scrim-dev/scrim/policy"
 	"github.com/scrim-dev/scrim/session"
 	"github.com/scrim-dev/scrim/tally"
@@ -220,7 +219,7 @@ func (k *counter) next(x *tally.Contexts, st *session.Store, pol *policy.Policy,
 	}
 	var cmds []tea.Cmd
 	for _, j := range jobs {
-		if k.running >= countWorkers {
+		if k.running >= stepsAtOnce() {
 			break
 		}
 		key := countKey{j.sid, model}
@@ -247,7 +246,7 @@ func (k *counter) next(x *tally.Contexts, st *session.Store, pol *policy.Policy,
 			}
 			continue
 		}
-		for k.running < countWorkers && upto < j.count {
+		for k.running < stepsAtOnce() && upto < j.count {
 			to := min(upto+countChunk, j.count)
 			cmds = append(cmds, countStep(x, st, pol, key, upto+1, to, k.epochs[j.sid]))
 			k.running++
@@ -265,8 +264,17 @@ func (k *counter) drop() {
 	k.pending = map[countKey][]tally.Step{}
 }
 
-// countWorkers is how many counting steps run at once.
-var countWorkers = runtime.GOMAXPROCS(0)
+// countWorkers is how many counting steps run at once; 0: as many as
+// the cores the program's work is spread over (cores.N, which keeps a
+// processor for the UI).
+var countWorkers = 0
+
+func stepsAtOnce() int {
+	if countWorkers > 0 {
+		return countWorkers
+	}
+	return cores.N()
+}
 
 // forget drops a session's counts (deleted, or rewritten by an import).
 func (k *counter) forget(sid string) {

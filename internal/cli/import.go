@@ -5,7 +5,6 @@ import (
 	"maps"
 	"math"
 	"path/filepath"
-	"runtime"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/scrim-dev/scrim/internal/cores"
 	"github.com/scrim-dev/scrim/internal/memlimit"
 	"github.com/scrim-dev/scrim/internal/termsafe"
 	"github.com/scrim-dev/scrim/internal/userdirs"
@@ -150,7 +150,7 @@ func (a *app) runImport(agent string, paths []string, verbose bool) error {
 	// 85-100 MB live; under a fixed 72 MiB the collector ran without pause
 	// (a million-message transcript: 12,000 collections, 65-80 s against
 	// 32-33 s).
-	workers := runtime.GOMAXPROCS(0)
+	workers := cores.N()
 	defer debug.SetGCPercent(debug.SetGCPercent(50))
 	if debug.SetMemoryLimit(-1) == math.MaxInt64 { // unless the user set GOMEMLIMIT
 		defer memlimit.Follow(importMemoryLimit(workers))()

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/scrim-dev/scrim/internal/cores"
 	"github.com/scrim-dev/scrim/internal/memlimit"
 	"github.com/scrim-dev/scrim/internal/termsafe"
 	"github.com/scrim-dev/scrim/policy"
@@ -108,7 +108,7 @@ func countSessions(st *session.Store, pol *policy.Policy, model string, list []s
 	x := tally.NewContexts()
 	work := make(chan int)
 	var wg sync.WaitGroup
-	for range runtime.GOMAXPROCS(0) {
+	for range cores.N() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -1,0 +1,31 @@
+package cores
+
+import (
+	"runtime"
+	"testing"
+)
+
+func TestSpareKeepsOneProcessorOverTheWork(t *testing.T) {
+	before := runtime.GOMAXPROCS(0)
+	if N() != before {
+		t.Fatalf("N before Spare: %d, want GOMAXPROCS %d", N(), before)
+	}
+	t.Cleanup(func() {
+		runtime.GOMAXPROCS(before)
+		mu.Lock()
+		base, spare = 0, false
+		mu.Unlock()
+	})
+	Spare(true)
+	Spare(true) // kept once
+	if got := runtime.GOMAXPROCS(0); got != before+1 {
+		t.Fatalf("GOMAXPROCS with a processor spare: %d, want %d", got, before+1)
+	}
+	if N() != before {
+		t.Fatalf("N with a processor spare: %d, want %d (the work keeps to the cores it had)", N(), before)
+	}
+	Spare(false)
+	if got := runtime.GOMAXPROCS(0); got != before || N() != before {
+		t.Fatalf("given back: GOMAXPROCS %d, N %d, want %d", got, N(), before)
+	}
+}

@@ -89,7 +89,11 @@ func Run(cfg Config, in io.Reader, out io.Writer) error {
 	memlimit.Soft()
 	m := New(cfg)
 	m.spares = true
-	opts := []tea.ProgramOption{tea.WithAltScreen(), tea.WithInput(in), tea.WithOutput(out)}
+	// Frames at up to 120 a second, Bubble Tea's most, not its 60: a key's
+	// change reached the screen 9 ms sooner (tmux, 150 steps: median
+	// 16.6-16.9 ms against 25.7-25.9 from send-keys to the pane changed),
+	// and a frame is written only where the view changed.
+	opts := []tea.ProgramOption{tea.WithAltScreen(), tea.WithInput(in), tea.WithOutput(out), tea.WithFPS(120)}
 	if !cfg.NoMouse {
 		// Holding shift still selects text in most terminals.
 		opts = append(opts, tea.WithMouseCellMotion())

@@ -7,10 +7,11 @@
 // (the input reader back from its read, the event loop, the renderer) could
 // wait at each step for the scheduler to preempt a counting goroutine, up
 // to 10 ms a time. Measured in tmux (a key sent, the pane polled until it
-// changes), 34-36 of 300 steps took over 50 ms while it counted, none once
-// it was done; with a processor spare, 7-15. Kept spare all the time, the
-// count took about a twentieth longer (the collector's idle workers take
-// the spare processor), so it is kept only while keys come.
+// changes), 22-36 of 300 steps took over 50 ms while it counted, none once
+// it was done; with a processor spare, 4-18 (6 in most runs). Kept spare
+// all the time, the count took about a twentieth longer (the collector's
+// idle workers take the spare processor), so it is kept only while keys
+// come.
 package cores
 
 import (

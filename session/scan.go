@@ -83,6 +83,12 @@ func (s *Store) scan(id string, from, to uint64, sourced bool, fn func(m *Messag
 
 // scanCounting is scan that adds to *n the bytes of every record it reads.
 func (s *Store) scanCounting(id string, from, to uint64, sourced bool, n *uint64, fn func(m *Message) error) ([]DecodeError, error) {
+	return s.scanRuns(id, [][2]uint64{{from, to}}, sourced, n, fn)
+}
+
+// scanRuns is scanCounting of several runs of Seqs, each from..to, in
+// order, in one snapshot (recordRuns).
+func (s *Store) scanRuns(id string, runs [][2]uint64, sourced bool, n *uint64, fn func(m *Message) error) ([]DecodeError, error) {
 	var bad []DecodeError
 	var skip func(byte) bool
 	var fold []byte
@@ -93,7 +99,7 @@ func (s *Store) scanCounting(id string, from, to uint64, sourced bool, n *uint64
 	// of each record's own, handed on by pointer, was moved to the heap,
 	// 400 MB of a first count's allocations at a million messages.
 	var m Message
-	missing, err := s.recordsSkipping(id, from, to, nil, skip, func(seq uint64, v []byte) error {
+	missing, err := s.recordRuns(id, runs, nil, skip, func(seq uint64, v []byte) error {
 		*n += uint64(len(v))
 		if sourced && !maySource(v, &fold) {
 			return nil
@@ -128,7 +134,6 @@ func (s *Store) ScanAt(id string, seqs []uint64, piece int, fn func(msgs []Messa
 		runs = append(runs, [2]uint64{seqs[i], seqs[i+n-1]})
 		i += n
 	}
-	var bad []DecodeError
 	var msgs []Message
 	flush := func() error {
 		if len(msgs) == 0 {
@@ -138,21 +143,13 @@ func (s *Store) ScanAt(id string, seqs []uint64, piece int, fn func(msgs []Messa
 		msgs = nil
 		return err
 	}
-	var m Message
-	missing, err := s.recordRuns(id, runs, nil, nil, func(seq uint64, v []byte) error {
-		m = Message{}
-		if err := decodeMessage(id, seq, v, &m); err != nil {
-			bad = append(bad, DecodeError{SessionID: id, Seq: seq, Err: err})
-			return nil
-		}
-		msgs = append(msgs, m)
+	bad, err := s.scanRuns(id, runs, false, new(uint64), func(m *Message) error {
+		msgs = append(msgs, *m)
 		if len(msgs) >= piece {
 			return flush()
 		}
 		return nil
 	})
-	bad = append(bad, missing...)
-	slices.SortStableFunc(bad, func(a, b DecodeError) int { return cmpUint(a.Seq, b.Seq) })
 	if err != nil {
 		return bad, err
 	}
@@ -398,20 +395,15 @@ func maySource(v []byte, fold *[]byte) bool {
 // when set, learns the clamped first Seq and the number of records expected.
 // Gaps in the numbering are returned as ErrMissing.
 func (s *Store) records(id string, from, to uint64, sized func(first, n uint64), fn func(seq uint64, v []byte) error) ([]DecodeError, error) {
-	return s.recordsSkipping(id, from, to, sized, nil, fn)
+	return s.recordRuns(id, [][2]uint64{{from, to}}, sized, nil, fn)
 }
 
-// recordsSkipping is records, less the records whose user meta skip
-// rules out: their values are not even read.
-func (s *Store) recordsSkipping(id string, from, to uint64, sized func(first, n uint64), skip func(meta byte) bool, fn func(seq uint64, v []byte) error) ([]DecodeError, error) {
-	return s.recordRuns(id, [][2]uint64{{from, to}}, sized, skip, fn)
-}
-
-// recordRuns is recordsSkipping of several runs of Seqs, each from..to, in
-// order, in one snapshot and with one iterator: an iterator made for each
-// (a merge of all the session's tables) was about 40 µs, and a gathering's
-// Settle reads a thousand runs of one message at a million messages.
-// sized learns about the first run only.
+// recordRuns is records of several runs of Seqs, each from..to, in order,
+// less the records whose user meta skip rules out (their values are not
+// even read), in one snapshot and with one iterator: an iterator made for
+// each run (a merge of all the session's tables) was about 40 µs, and a
+// gathering's Settle reads a thousand runs of one message at a million
+// messages. sized learns about the first run only.
 func (s *Store) recordRuns(id string, runs [][2]uint64, sized func(first, n uint64), skip func(meta byte) bool, fn func(seq uint64, v []byte) error) ([]DecodeError, error) {
 	var missed []DecodeError
 	err := s.db.View(func(txn *badger.Txn) error {

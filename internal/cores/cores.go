@@ -6,12 +6,12 @@
 // of a million-message session on all of them, a key's way to the screen
 // (the input reader back from its read, the event loop, the renderer) could
 // wait at each step for the scheduler to preempt a counting goroutine, up
-// to 10 ms a time. Measured in tmux (a key sent, the pane polled until it
-// changes), 22-36 of 300 steps took over 50 ms while it counted, none once
-// it was done; with a processor spare, 4-18 (6 in most runs). Kept spare
-// all the time, the count took about a twentieth longer (the collector's
-// idle workers take the spare processor), so it is kept only while keys
-// come.
+// to 10 ms a time. Measured in tmux (BenchmarkScrollInTmux: a key sent,
+// the pane read until it shows the move), 35 of 523 steps took over 50 ms
+// while it counted (median 30 ms); with a processor spare, 4 of about
+// 11,000 (median 11 ms). Kept spare all the time, the count took about a
+// twentieth longer (the collector's idle workers take the spare
+// processor), so it is kept only while keys come.
 package cores
 
 import (

@@ -7,6 +7,7 @@ package secrets
 import (
 	"cmp"
 	"encoding/binary"
+	"fmt"
 	"maps"
 	"math/bits"
 	"regexp"
@@ -81,77 +82,92 @@ func defaultRules() config.Config {
 	return rules
 }
 
+var quietOnce sync.Once
+
 // readDefaultRules reads gitleaks' default rules as gitleaks does, with
 // its logging silenced.
-func readDefaultRules() (config.ViperConfig, error) {
+func readDefaultRules() (config.ViperConfig, error) { return readRules(config.DefaultConfig) }
+
+// readRules reads a gitleaks config as gitleaks reads its default one.
+func readRules(text string) (config.ViperConfig, error) {
 	quietOnce.Do(func() { logging.Logger = zerolog.Nop() }) // once: both readings may run at once
 	v := viper.New()
 	v.SetConfigType("toml")
 	var vc config.ViperConfig
-	if err := v.ReadConfig(strings.NewReader(config.DefaultConfig)); err != nil {
+	if err := v.ReadConfig(strings.NewReader(text)); err != nil {
 		return vc, err
 	}
 	err := v.Unmarshal(&vc)
 	return vc, err
 }
 
-// parsedRules is gitleaks' default rules as read, stopwords taken out
-// (takeStopwords), not compiled, and gitleaks' settings and global
-// allowlists compiled without any rule. The keyword index compiles each
-// rule the first time a text holds one of its keywords: compiling all 222
-// kept 3.2 MiB of expressions for as long as the process ran and
-// allocated 12.8 MiB on the way, at the first text with a keyword; a
-// session's texts hold the keywords of a few. defaultRules parses its own:
-// gitleaks' reading changes what it reads (the global [allowlist] is moved
-// into [[allowlists]]), so one reading is never translated twice.
-func parsedRules() (vc *config.ViperConfig, taken []stopwords, base config.Config) {
-	parsedOnce.Do(func() {
-		var read config.ViperConfig
-		if read, parsedErr = readDefaultRules(); parsedErr != nil {
-			return
+// The keyword index compiles each rule the first time a text holds one of
+// its keywords: compiling all 222 kept 3.2 MiB of expressions for as long
+// as the process ran and allocated 12.8 MiB on the way, at the first text
+// with a keyword; a session's texts hold the keywords of a few. It reads
+// the rules once to index their keywords, and keeps of that reading only
+// what it needs: a rule is read again from its own table of gitleaks'
+// config (ruleTexts) when it is compiled. The whole reading, kept, was
+// 436 KiB for as long as the process ran, 3 % of a first preview of the
+// 20,000-message benchmark session at its peak. Each reading is its own:
+// gitleaks' reading changes what it reads (the global [allowlist] is
+// moved into [[allowlists]]), so one reading is never translated twice.
+
+// ruleTexts cuts a gitleaks config into the text of each [[rules]] table,
+// its [[rules.allowlists]] included, in order: read is that config as read,
+// and a cut that does not give one table for each of its rules, each
+// naming the rule read has in its place, gives nil.
+func ruleTexts(text string, read *config.ViperConfig) []string {
+	var out []string
+	start := -1 // where the table being cut starts
+	for at := 0; at < len(text); {
+		end := strings.IndexByte(text[at:], '\n') + 1
+		if end == 0 {
+			end = len(text) - at
 		}
-		parsedTaken = takeStopwords(&read)
-		settings := read
-		settings.Rules = nil
-		if parsedBase, parsedErr = settings.Translate(); parsedErr == nil {
-			parsed = &read
+		line := strings.TrimSpace(text[at : at+end])
+		if strings.HasPrefix(line, "[") && !strings.HasPrefix(line, "[[rules.") && !strings.HasPrefix(line, "[rules.") {
+			if start >= 0 {
+				out, start = append(out, text[start:at]), -1
+			}
+			if line == "[[rules]]" {
+				start = at
+			}
 		}
-	})
-	if parsedErr != nil {
-		panic("secrets: gitleaks default rules: " + parsedErr.Error()) // as defaultRules
+		at += end
 	}
-	return parsed, parsedTaken, parsedBase
+	if start >= 0 {
+		out = append(out, text[start:])
+	}
+	if len(out) != len(read.Rules) {
+		return nil
+	}
+	for i, t := range out {
+		if !strings.Contains(t, "\nid = \""+read.Rules[i].ID+"\"\n") {
+			return nil
+		}
+	}
+	return out
 }
 
-var (
-	quietOnce   sync.Once
-	parsedOnce  sync.Once
-	parsed      *config.ViperConfig
-	parsedTaken []stopwords
-	parsedBase  config.Config
-	parsedErr   error
-)
-
-// compileRule compiles rule i of vc as gitleaks' reading of the whole
-// config compiles it (Translate, one rule at a time), with the stopwords
-// taken from it given back.
-func compileRule(vc *config.ViperConfig, i int, taken []stopwords) (config.Rule, error) {
-	one := vc.Rules[i]
-	// Translate writes into what it reads (keywords lower-cased in place,
-	// an old-form allowlist appended): never into vc's.
-	one.Keywords, one.Allowlists = slices.Clone(one.Keywords), slices.Clip(one.Allowlists)
-	cfg, err := (&config.ViperConfig{Rules: append(vc.Rules[:0:0], one)}).Translate()
+// compileRule compiles the one rule of a [[rules]] table's text as
+// gitleaks' reading of the whole config compiles it (Translate), its
+// stopwords taken out before and given back after (takeStopwords).
+func compileRule(text string) (config.Rule, error) {
+	vc, err := readRules(text)
 	if err != nil {
 		return config.Rule{}, err
 	}
-	var mine []stopwords
-	for _, t := range taken {
-		if t.rule == one.ID {
-			mine = append(mine, t)
-		}
+	if len(vc.Rules) != 1 {
+		return config.Rule{}, fmt.Errorf("%d rules in a rule's table", len(vc.Rules))
 	}
-	putStopwords(&cfg, mine)
-	return cfg.Rules[one.ID], nil
+	taken := takeStopwords(&vc)
+	cfg, err := vc.Translate()
+	if err != nil {
+		return config.Rule{}, err
+	}
+	putStopwords(&cfg, taken)
+	return cfg.Rules[vc.Rules[0].ID], nil
 }
 
 // Stopwords are looked for one by one, without the automaton gitleaks
@@ -164,8 +180,11 @@ func compileRule(vc *config.ViperConfig, i int, taken []stopwords) (config.Rule,
 // before gitleaks reads the rules, and given back, lower-cased and each
 // once as gitleaks keeps them, to the allowlist it made.
 // TestStopwordsAsGitleaksReadsThem holds the findings to gitleaks' own.
+// The global [allowlist]'s few stopwords are taken out too: their automaton
+// was 130 KiB, kept for as long as the process ran.
 
-// stopwords is the stopwords of one allowlist of a rule.
+// stopwords is the stopwords of one allowlist of a rule, or of the global
+// [allowlist] (rule "").
 type stopwords struct {
 	rule  string
 	list  int // the allowlist's place among the rule's
@@ -175,6 +194,13 @@ type stopwords struct {
 // takeStopwords takes out of vc the stopwords that putStopwords gives back.
 func takeStopwords(vc *config.ViperConfig) []stopwords {
 	var out []stopwords
+	// The old form of the global allowlist, alone, becomes the last of
+	// the global allowlists gitleaks makes.
+	if a := vc.AllowList; a != nil && len(vc.Allowlists) == 0 && len(a.TargetRules) == 0 &&
+		len(a.StopWords) > 0 && (len(a.Regexes) > 0 || len(a.Paths) > 0 || len(a.Commits) > 0) {
+		out = append(out, stopwords{words: a.StopWords})
+		a.StopWords = nil
+	}
 	for ri := range vc.Rules {
 		r := &vc.Rules[ri]
 		if r.AllowList != nil { // the old form: gitleaks puts it last; left as it is
@@ -200,6 +226,10 @@ func putStopwords(cfg *config.Config, taken []stopwords) {
 				seen[w] = true
 				words = append(words, w)
 			}
+		}
+		if t.rule == "" {
+			cfg.Allowlists[len(cfg.Allowlists)-1].StopWords = words
+			continue
 		}
 		cfg.Rules[t.rule].Allowlists[t.list].StopWords = words
 	}
@@ -386,12 +416,11 @@ var (
 // of every keyword, lower-cased, each with its rules.
 type keywordIndex struct {
 	dfa       *keywordDFA
-	keywords  []string   // the automaton's, by pattern
-	byKeyword [][]uint16 // a keyword's rules (indexes in rules)
-	read      *config.ViperConfig
-	taken     []stopwords
+	keywords  []string      // the automaton's, by pattern
+	byKeyword [][]uint16    // a keyword's rules (indexes in rules)
 	base      config.Config // gitleaks' settings and global allowlists, no rule
-	rules     []int         // each rule's place in read.Rules
+	texts     []string      // each rule's table in gitleaks' config (ruleTexts)
+	ids       []string      // each rule's ID
 	patterns  []string      // each rule's expression, as read
 	compiled  []*config.Rule
 	openings  []lazyOpening // by rule
@@ -404,18 +433,18 @@ type keywordIndex struct {
 // held.
 func (ix *keywordIndex) rule(i int) config.Rule {
 	if ix.compiled[i] == nil {
-		r, err := compileRule(ix.read, ix.rules[i], ix.taken)
+		r, err := compileRule(ix.texts[i])
 		if err != nil {
 			// It compiled when the whole config did (TestLazyRules):
 			// a build whose rules do not is not one to scan with.
-			panic("secrets: gitleaks default rule " + ix.read.Rules[ix.rules[i]].ID + ": " + err.Error())
+			panic("secrets: gitleaks default rule " + ix.ids[i] + ": " + err.Error())
 		}
 		ix.compiled[i] = &r
 	}
 	return *ix.compiled[i]
 }
 
-// ruleSet is a set of keywordIndex.rules, a bit each.
+// ruleSet is a set of keywordIndex.ids, a bit each.
 type ruleSet [maxRules / 64]uint64
 
 // maxRules bounds the rules a ruleSet holds; with more, texts are scanned
@@ -441,7 +470,7 @@ func (ix *keywordIndex) detector(set ruleSet) *detect.Detector {
 	cfg := ix.base
 	cfg.Rules = make(map[string]config.Rule)
 	cfg.Keywords = make(map[string]struct{})
-	for i := range ix.rules {
+	for i := range ix.ids {
 		if set[i/64]&(1<<(i%64)) != 0 {
 			r := ix.rule(i)
 			cfg.Rules[r.RuleID] = r
@@ -472,11 +501,23 @@ func loadKeywords() *keywordIndex {
 // newKeywordIndex is loadKeywords' index, made afresh; its rules are
 // compiled as texts need them.
 func newKeywordIndex() *keywordIndex {
-	read, taken, base := parsedRules()
-	if len(read.Rules) > maxRules {
+	read, err := readDefaultRules()
+	if err != nil {
+		panic("secrets: gitleaks default rules: " + err.Error()) // as defaultRules
+	}
+	texts := ruleTexts(config.DefaultConfig, &read)
+	if len(read.Rules) > maxRules || texts == nil {
 		return nil
 	}
-	ix := &keywordIndex{detectors: map[ruleSet]*detect.Detector{}, read: read, taken: taken, base: base}
+	settings := read
+	settings.Rules = nil
+	taken := takeStopwords(&settings)
+	base, err := settings.Translate()
+	if err != nil {
+		panic("secrets: gitleaks default rules: " + err.Error())
+	}
+	putStopwords(&base, taken)
+	ix := &keywordIndex{detectors: map[ruleSet]*detect.Detector{}, base: base}
 	byID := map[string]int{}
 	for i, r := range read.Rules {
 		if _, twice := byID[r.ID]; twice {
@@ -492,15 +533,15 @@ func newKeywordIndex() *keywordIndex {
 			if r.Regex != "" {
 				return nil
 			}
-			c, err := compileRule(read, byID[id], taken)
+			c, err := compileRule(texts[byID[id]])
 			if err != nil {
 				return nil
 			}
 			ix.always = append(ix.always, c)
 			continue
 		}
-		ri := uint16(len(ix.rules))
-		ix.rules, ix.patterns = append(ix.rules, byID[id]), append(ix.patterns, r.Regex)
+		ri := uint16(len(ix.ids))
+		ix.ids, ix.texts, ix.patterns = append(ix.ids, id), append(ix.texts, texts[byID[id]]), append(ix.patterns, r.Regex)
 		for _, k := range r.Keywords {
 			k = strings.ToLower(k)
 			p, ok := at[k]
@@ -516,8 +557,8 @@ func newKeywordIndex() *keywordIndex {
 	if len(all) == 0 {
 		return nil
 	}
-	ix.openings = make([]lazyOpening, len(ix.rules))
-	ix.compiled = make([]*config.Rule, len(ix.rules))
+	ix.openings = make([]lazyOpening, len(ix.ids))
+	ix.compiled = make([]*config.Rule, len(ix.ids))
 	ix.dfa, ix.keywords = newKeywordDFA(all), all
 	return ix
 }

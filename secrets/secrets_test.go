@@ -10,6 +10,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/zricethezav/gitleaks/v8/config"
 	"github.com/zricethezav/gitleaks/v8/detect"
 	"github.com/zricethezav/gitleaks/v8/report"
 
@@ -230,6 +231,23 @@ func TestStopwordsAsGitleaksReadsThem(t *testing.T) {
 	if left < 20 {
 		t.Fatalf("only %d secrets with a stopword left alone", left)
 	}
+	// The global allowlist's stopwords, taken out and given back too.
+	global := 0
+	for _, a := range theirs.Config.Allowlists {
+		for _, w := range a.StopWords {
+			s := `auth_token = "Zx8Qw3Lm0` + w + `Pv7Rt2Yb5Nc9Kd4"`
+			got, want := ScanText(s), spansOf(s, theirs.DetectString(s))
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%q: %v, gitleaks finds %v", s, got, want)
+			}
+			if len(want) == 0 {
+				global++
+			}
+		}
+	}
+	if global == 0 {
+		t.Fatal("no secret with a global stopword left alone")
+	}
 }
 
 // FuzzScanTextByKeywords: scanning a text with only the rules whose
@@ -337,6 +355,67 @@ func BenchmarkMayHold(b *testing.B) {
 // BenchmarkScanText: a line of prose and code that holds short keywords
 // ("key", "they", "task") and no credential, as most texts of a real
 // session do: gitleaks runs on it.
+// TestRuleTexts: a rule's table runs to the next table that is not one of
+// its own ([[rules.allowlists]]), and a cut that does not match the rules
+// read (a table missed, or in another order) is refused.
+func TestRuleTexts(t *testing.T) {
+	const text = `title = "x"
+[[rules]]
+id = "a"
+regex = '''a[0-9]{8}'''
+keywords = ["a"]
+[[rules.allowlists]]
+stopwords = ["[[rules]]"]
+regexes = ['''^a0''']
+
+[allowlist]
+paths = ['''x''']
+
+[[rules]]
+id = "b"
+regex = '''b[0-9]{8}'''
+`
+	read, err := readRules(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := ruleTexts(text, &read)
+	if len(got) != 2 || !strings.HasSuffix(got[0], "regexes = ['''^a0''']\n\n") || !strings.HasPrefix(got[1], "[[rules]]\nid = \"b\"") {
+		t.Fatalf("cut into %q", got)
+	}
+	for i, want := range []string{"a", "b"} {
+		r, err := compileRule(got[i])
+		if err != nil || r.RuleID != want {
+			t.Fatalf("table %d compiles to %q, %v", i, r.RuleID, err)
+		}
+	}
+	read.Rules[0], read.Rules[1] = read.Rules[1], read.Rules[0]
+	if got := ruleTexts(text, &read); got != nil {
+		t.Fatalf("cut against rules in another order: %q", got)
+	}
+	read.Rules = read.Rules[:1]
+	if got := ruleTexts(text, &read); got != nil {
+		t.Fatalf("cut against one rule of two: %q", got)
+	}
+}
+
+// TestKeywordIndexHoldsLittle: the keyword index keeps its automaton, the
+// global allowlists compiled and each rule's expression and place in the
+// config (about 380 KiB), not gitleaks' reading of the whole config nor the
+// global stopwords' automaton (700 KiB with both).
+func TestKeywordIndexHoldsLittle(t *testing.T) {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	ix := newKeywordIndex()
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	if held := int64(after.HeapAlloc) - int64(before.HeapAlloc); held > 500<<10 {
+		t.Errorf("the keyword index holds %d KiB", held>>10)
+	}
+	runtime.KeepAlive(ix)
+}
+
 func BenchmarkScanText(b *testing.B) {
 	s := strings.Repeat("They asked for the key of the task; if cfg.Key == \"\" { return errNoKey } // see the docs\n", 6)
 	b.SetBytes(int64(len(s)))
@@ -347,15 +426,23 @@ func BenchmarkScanText(b *testing.B) {
 	}
 }
 
-// TestLazyRules: each rule compiled alone is the rule gitleaks' reading of
-// the whole config makes, stopwords included; a text with a credential is
-// scanned having compiled only the rules its keywords name, for a fraction
-// of what compiling them all allocates.
+// TestLazyRules: each rule compiled alone, from its own table of gitleaks'
+// config, is the rule gitleaks' reading of the whole config makes,
+// stopwords included; a text with a credential is scanned having compiled
+// only the rules its keywords name, for a fraction of what compiling them
+// all allocates.
 func TestLazyRules(t *testing.T) {
 	whole := defaultRules()
-	read, taken, _ := parsedRules()
+	read, err := readDefaultRules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := ruleTexts(config.DefaultConfig, &read)
+	if len(texts) != len(read.Rules) || len(texts) != len(whole.Rules) {
+		t.Fatalf("%d rule tables for %d rules read, %d compiled", len(texts), len(read.Rules), len(whole.Rules))
+	}
 	for i, r := range read.Rules {
-		got, err := compileRule(read, i, taken)
+		got, err := compileRule(texts[i])
 		if err != nil {
 			t.Fatalf("%s: %v", r.ID, err)
 		}
@@ -371,8 +458,9 @@ func TestLazyRules(t *testing.T) {
 		runtime.ReadMemStats(&after)
 		return after.TotalAlloc - before.TotalAlloc
 	}
+	takeStopwords(&read) // as the lazy rules' reading takes them
 	every := allocated(func() {
-		cfg := *read // a copy to translate: gitleaks writes into what it reads
+		cfg := read // a copy to translate: gitleaks writes into what it reads
 		cfg.Rules = slices.Clone(read.Rules)
 		for i := range cfg.Rules {
 			cfg.Rules[i].Keywords = slices.Clone(cfg.Rules[i].Keywords)
@@ -384,10 +472,9 @@ func TestLazyRules(t *testing.T) {
 	})
 	c := credentials()[0]
 	s := c.before + c.secret + c.after
-	var ix *keywordIndex
 	var found []report.Finding
+	ix := newKeywordIndex()
 	one := allocated(func() {
-		ix = newKeywordIndex()
 		var set ruleSet
 		ix.dfa.walk(lower(s, nil), func(_ int, pattern int32) bool {
 			for _, r := range ix.byKeyword[pattern] {
@@ -407,7 +494,7 @@ func TestLazyRules(t *testing.T) {
 		t.Fatalf("%s: found %v, every rule finds %v", c.name, spansOf(s, found), want)
 	}
 	if compiled == 0 || compiled > 5 || one*4 > every {
-		t.Fatalf("one text: %d of %d rules compiled, %d bytes allocated, against %d to compile them all", compiled, len(ix.rules), one, every)
+		t.Fatalf("one text: %d of %d rules compiled, %d bytes allocated, against %d to compile them all", compiled, len(ix.ids), one, every)
 	}
-	t.Logf("one text: %d of %d rules compiled, %d KiB allocated, against %d KiB to compile them all", compiled, len(ix.rules), one>>10, every>>10)
+	t.Logf("one text: %d of %d rules compiled, %d KiB allocated, against %d KiB to compile them all", compiled, len(ix.ids), one>>10, every>>10)
 }

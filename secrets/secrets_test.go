@@ -214,17 +214,19 @@ func TestStopwordsAsGitleaksReadsThem(t *testing.T) {
 		words = append(words, a.StopWords...)
 	}
 	slices.Sort(words)
-	left := 0
-	for i, w := range words {
-		if i%25 != 0 || strings.Trim(w, "abcdefghijklmnopqrstuvwxyz0123456789_") != "" {
-			continue
-		}
+	// leftAlone scans a secret with w in it as gitleaks does; true:
+	// gitleaks lets it be.
+	leftAlone := func(w string) bool {
 		s := `auth_token = "Zx8Qw3Lm0` + w + `Pv7Rt2Yb5Nc9Kd4"`
 		got, want := ScanText(s), spansOf(s, theirs.DetectString(s))
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%q: %v, gitleaks finds %v", s, got, want)
 		}
-		if len(want) == 0 {
+		return len(want) == 0
+	}
+	left := 0
+	for i, w := range words {
+		if i%25 == 0 && strings.Trim(w, "abcdefghijklmnopqrstuvwxyz0123456789_") == "" && leftAlone(w) {
 			left++
 		}
 	}
@@ -235,12 +237,7 @@ func TestStopwordsAsGitleaksReadsThem(t *testing.T) {
 	global := 0
 	for _, a := range theirs.Config.Allowlists {
 		for _, w := range a.StopWords {
-			s := `auth_token = "Zx8Qw3Lm0` + w + `Pv7Rt2Yb5Nc9Kd4"`
-			got, want := ScanText(s), spansOf(s, theirs.DetectString(s))
-			if !reflect.DeepEqual(got, want) {
-				t.Errorf("%q: %v, gitleaks finds %v", s, got, want)
-			}
-			if len(want) == 0 {
+			if leftAlone(w) {
 				global++
 			}
 		}

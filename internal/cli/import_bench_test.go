@@ -20,17 +20,30 @@ import (
 // the file, its peak resident memory (ru_maxrss, which also counts the page
 // cache of the store's memory-mapped files, which the kernel reclaims at
 // will) and the CPU time it used.
+// writeTranscript writes a synthetic Claude Code transcript of about size
+// bytes to file (importtest.WriteClaudeTranscript) and returns the number
+// of messages an import makes of it.
+func writeTranscript(tb testing.TB, file string, size int64) int {
+	tb.Helper()
+	f, err := os.Create(file)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	n, err := importtest.WriteClaudeTranscript(f, size)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	return n
+}
+
 func BenchmarkImportCommand(b *testing.B) {
 	dir := b.TempDir()
 	file := filepath.Join(dir, "big.jsonl")
-	f, err := os.Create(file)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := importtest.WriteClaudeTranscript(f, 60<<20); err != nil {
-		b.Fatal(err)
-	}
-	f.Close()
+	writeTranscript(b, file, 60<<20)
 	fi, _ := os.Stat(file)
 	b.SetBytes(fi.Size())
 	var peak int64

@@ -11,8 +11,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/scrim-dev/scrim/session/importers/importtest"
 )
 
 // spanBenchPolicy denies one package of the generated project and redacts
@@ -49,15 +47,7 @@ tier  = "paths"
 func BenchmarkRedactProcess20k(b *testing.B) {
 	dir := b.TempDir()
 	file := filepath.Join(dir, "big.jsonl")
-	f, err := os.Create(file)
-	if err != nil {
-		b.Fatal(err)
-	}
-	n, err := importtest.WriteClaudeTranscript(f, 175<<20)
-	if err != nil {
-		b.Fatal(err)
-	}
-	f.Close()
+	n := writeTranscript(b, file, 175<<20)
 	pristine := filepath.Join(dir, "pristine")
 	pol := filepath.Join(dir, "policy.toml")
 	if err := os.WriteFile(pol, []byte(spanBenchPolicy), 0o644); err != nil {

@@ -17,8 +17,6 @@ import (
 	"time"
 
 	"mvdan.cc/sh/v3/syntax"
-
-	"github.com/scrim-dev/scrim/session/importers/importtest"
 )
 
 // BenchmarkScrollInTmux measures scrolling as a person sees it: the real
@@ -105,14 +103,7 @@ func scrollWhile(b *testing.B, during, src, pol, model string) []time.Duration {
 	}
 	transcript := filepath.Join(dir, "transcript.jsonl")
 	if during == "import" {
-		f, err := os.Create(transcript)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := importtest.WriteClaudeTranscript(f, 175<<20); err != nil {
-			b.Fatal(err)
-		}
-		f.Close()
+		writeTranscript(b, transcript, 175<<20)
 	}
 	tui := startInTmux(b, "--store", store, "--policy", pol, "--model", model, "--watch", "claude:"+watched)
 	defer tui.close()

@@ -398,17 +398,25 @@ regex = '''b[0-9]{8}'''
 
 // TestKeywordIndexHoldsLittle: the keyword index keeps its automaton, the
 // global allowlists compiled and each rule's expression and place in the
-// config (about 380 KiB), not gitleaks' reading of the whole config nor the
-// global stopwords' automaton (700 KiB with both).
+// config (about 500 KiB, with or without the race detector), not the
+// global stopwords' automaton (636 KiB with it) nor gitleaks' reading of
+// the whole config (740 KiB with both, before).
 func TestKeywordIndexHoldsLittle(t *testing.T) {
+	newKeywordIndex() // what it sets up once (gitleaks' and viper's globals) is not the index's
+	// Two collections: the first moves what pools hold aside, the second
+	// frees it.
 	var before, after runtime.MemStats
+	runtime.GC()
 	runtime.GC()
 	runtime.ReadMemStats(&before)
 	ix := newKeywordIndex()
 	runtime.GC()
+	runtime.GC()
 	runtime.ReadMemStats(&after)
-	if held := int64(after.HeapAlloc) - int64(before.HeapAlloc); held > 500<<10 {
+	if held := int64(after.HeapAlloc) - int64(before.HeapAlloc); held > 560<<10 {
 		t.Errorf("the keyword index holds %d KiB", held>>10)
+	} else {
+		t.Logf("the keyword index holds %d KiB", held>>10)
 	}
 	runtime.KeepAlive(ix)
 }

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -57,7 +58,8 @@ func BenchmarkScrollInTmux(b *testing.B) {
 				b.Fatal("no step was taken while the work ran")
 			}
 			slices.Sort(steps)
-			over := len(steps) - sortedIndex(steps, 50*time.Millisecond)
+			under, _ := slices.BinarySearch(steps, 50*time.Millisecond)
+			over := len(steps) - under
 			ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 			b.ReportMetric(float64(len(steps))/float64(b.N), "steps/op")
 			b.ReportMetric(ms(steps[len(steps)/2]), "median-ms")
@@ -66,12 +68,6 @@ func BenchmarkScrollInTmux(b *testing.B) {
 			b.ReportMetric(float64(over), "over-50ms")
 		})
 	}
-}
-
-// sortedIndex is the number of steps under d.
-func sortedIndex(steps []time.Duration, d time.Duration) int {
-	i, _ := slices.BinarySearch(steps, d)
-	return i
 }
 
 // scrollStore is the store the scroll benchmark copies, its policy and the
@@ -203,8 +199,7 @@ func startInTmux(b *testing.B, args ...string) *tmuxTUI {
 		return q
 	}
 	words := append([]string{"exec", "env", "-i"}, quote(cmd.Env...)...)
-	words = append(append(words, `TERM="$TERM"`), quote(cmd.Args...)...)
-	words[len(words)-len(cmd.Args)] = quote(cmd.Path)[0]
+	words = append(append(words, `TERM="$TERM"`), quote(append([]string{cmd.Path}, cmd.Args[1:]...)...)...)
 	sock := "scrim-bench-" + strconv.Itoa(os.Getpid())
 	tmux := func(args ...string) *exec.Cmd {
 		return exec.Command("tmux", append([]string{"-L", sock, "-f", "/dev/null"}, args...)...)
@@ -225,10 +220,10 @@ func startInTmux(b *testing.B, args ...string) *tmuxTUI {
 		b.Fatal(err)
 	}
 	t := &tmuxTUI{b: b, in: in, blocks: make(chan []byte, 1)}
-	t.close = func() {
+	t.close = sync.OnceFunc(func() { // deferred by the caller, and here should it fail first
 		tmux("kill-server").Run()
 		ctl.Wait()
-	}
+	})
 	b.Cleanup(t.close)
 	go t.read(out)
 	for start := time.Now(); !positionRe.MatchString(t.pane()); time.Sleep(10 * time.Millisecond) {
@@ -271,11 +266,6 @@ func (t *tmuxTUI) run(cmd string) []byte {
 	if _, err := io.WriteString(t.in, cmd+"\n"); err != nil {
 		t.b.Fatal(err)
 	}
-	return t.next(cmd)
-}
-
-// next is the next block of output, the answer to cmd.
-func (t *tmuxTUI) next(cmd string) []byte {
 	select {
 	case out, ok := <-t.blocks:
 		if !ok {

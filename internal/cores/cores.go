@@ -8,8 +8,8 @@
 // wait at each step for the scheduler to preempt a counting goroutine, up
 // to 10 ms a time. Measured in tmux (BenchmarkScrollInTmux: a key sent,
 // the pane read until it shows the move), 35 of 523 steps took over 50 ms
-// while it counted (median 30 ms); with a processor spare, 4 of about
-// 11,000 (median 11 ms). Kept spare all the time, the count took about a
+// while it counted (median 30 ms); with a processor spare, 5 of about
+// 11,500 (median 11 ms). Kept spare all the time, the count took about a
 // twentieth longer (the collector's idle workers take the spare
 // processor), so it is kept only while keys come.
 package cores

@@ -56,13 +56,17 @@ func N() int {
 // Spare returns at once; a goroutine of its own sets GOMAXPROCS. Setting
 // it stops the world, and first waits for a collection that is running to
 // finish: while a count allocates on every core that is most of the time,
-// and the first key of a burst, whose Update had set it, reached the
-// screen 35-48 ms late in some runs of BenchmarkScrollInTmux.
+// and the first key of a burst, whose Update had set it, waited for it
+// (4-5 ms in two of nine traced runs of BenchmarkScrollInTmux, 35-48 ms
+// in some earlier runs).
 func Spare(on bool) {
 	mu.Lock()
 	defer mu.Unlock()
 	if base == 0 {
 		base = runtime.GOMAXPROCS(0)
+	}
+	if on == want && applied == asked {
+		return // as asked already, and set: every key asks again
 	}
 	want = on
 	asked++

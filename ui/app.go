@@ -43,10 +43,16 @@ type Model struct {
 	dialog  dialog
 	chat    *chat
 	counter counter
-	layout  paneLayout // the user's choice; narrow screens never split
-	loaded  bool       // the session list has been read once
-	status  string
-	failed  bool // status is an error
+	// jobs names what countJobs returns (countJobs.gen): bumped when the
+	// sessions listed are set again or the open session changes.
+	jobs struct {
+		items, gen uint64
+		open       countJob
+	}
+	layout paneLayout // the user's choice; narrow screens never split
+	loaded bool       // the session list has been read once
+	status string
+	failed bool // status is an error
 	// pageStatus is the transcript's page failure last put in the status,
 	// to clear it once the page is read, and only if nothing replaced it.
 	pageStatus string
@@ -357,15 +363,28 @@ func (m *Model) syncRedacted() {
 
 // countJobs is what to count, most wanted first: the open session, then the
 // list in order.
-func (m *Model) countJobs() []countJob {
-	jobs := []countJob{}
+func (m *Model) countJobs() countJobs {
+	var open countJob
 	if m.tr.sid != "" && m.tr.count > 0 {
-		jobs = append(jobs, countJob{m.tr.sid, m.tr.count})
+		open = countJob{m.tr.sid, m.tr.count}
 	}
-	for _, h := range m.list.headers() {
-		jobs = append(jobs, countJob{h.ID, h.Count})
+	if m.jobs.items != m.list.items || m.jobs.open != open {
+		m.jobs.items, m.jobs.open = m.list.items, open
+		m.jobs.gen++
 	}
-	return jobs
+	items := m.list.l.Items()
+	first := 0 // where the listed sessions start
+	if open.sid != "" {
+		first = 1
+	}
+	at := func(i int) countJob {
+		if i < first {
+			return open
+		}
+		h := items[i-first].(sessionItem).h // setSessions makes every item
+		return countJob{h.ID, h.Count}
+	}
+	return countJobs{n: first + len(items), at: at, gen: m.jobs.gen}
 }
 
 // setModel makes model active: the sent pane is rebuilt for it (in a Cmd),

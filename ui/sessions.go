@@ -90,7 +90,8 @@ type sessionList struct {
 	l list.Model
 
 	w, h    int
-	version int // bumped on every change to the list itself
+	version int    // bumped on every change to the list itself
+	items   uint64 // bumped whenever the sessions listed are set
 	cache   string
 	cacheAt viewKey
 }
@@ -141,6 +142,7 @@ func (s *sessionList) setSessions(hs []session.Header) tea.Cmd {
 		}
 	}
 	s.version++
+	s.items++
 	cmd := s.l.SetItems(items)
 	if !s.l.IsFiltered() {
 		s.l.Select(sel)

@@ -2,10 +2,14 @@ package ui
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
+	"github.com/charmbracelet/bubbles/paginator"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
 
 	"github.com/scrim-dev/scrim/session"
 )
@@ -119,4 +123,43 @@ func BenchmarkKeyWithManySessions(b *testing.B) {
 		m.View()
 		i++
 	}
+}
+
+// TestPagesDrawnAsTheListDrawsThem: a list of more pages than it is wide
+// says where it is as "n/m" without making a dot a page first (fitPages),
+// and looks as the list draws it itself, colours included; with fewer, the
+// dots, as before.
+func TestPagesDrawnAsTheListDrawsThem(t *testing.T) {
+	lipgloss.SetColorProfile(termenv.TrueColor)
+	t.Cleanup(func() { lipgloss.SetColorProfile(termenv.Ascii) })
+	m := fixtureModel(t, "demo/limited")
+	const w, h = 40, 20
+	for _, pages := range []int{3, w, w + 1, 1000} {
+		m.list.setSize(w, h)
+		m.list.setSessions(nil)
+		per := m.list.l.Paginator.PerPage
+		hs := make([]session.Header, pages*per)
+		for i := range hs {
+			hs[i] = session.Header{ID: fmt.Sprintf("s%05d", i), Title: fmt.Sprintf("session %d", i), Count: 2}
+		}
+		m.list.setSessions(hs)
+		if got := m.list.l.Paginator.TotalPages; got != pages {
+			t.Fatalf("%d pages, want %d", got, pages)
+		}
+		// The list as it is made, drawing what it chooses itself.
+		m.list.l.Paginator.Type, m.list.l.Paginator.ArabicFormat = paginator.Dots, "%d/%d"
+		want := m.list.l.View()
+		fitPages(&m.list.l)
+		if got := m.list.l.View(); got != want {
+			t.Errorf("%d pages:\n%q\nthe list draws\n%q", pages, lastLine(got), lastLine(want))
+		}
+		if arabic := m.list.l.Paginator.Type == paginator.Arabic; arabic != (pages > w) {
+			t.Errorf("%d pages in %d columns: drawn as n/m %v", pages, w, arabic)
+		}
+	}
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return lines[len(lines)-1]
 }

@@ -212,6 +212,7 @@ func (p *picker) view(width, height int) string {
 	w := min(width-4, 76)
 	h := min(height-2, len(p.l.Items())+9)
 	p.l.SetSize(w-4, max(h-3, 5))
+	fitPages(&p.l)
 	body := p.l.View() + "\n" + p.c.st.Muted.Render(ansi.Truncate(hint, w-6, "…"))
 	return p.c.st.Dialog.Width(w - 2).Render(body)
 }

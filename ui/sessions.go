@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/bubbles/cursor"
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/list"
+	"github.com/charmbracelet/bubbles/paginator"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
@@ -216,8 +217,23 @@ func (s *sessionList) view(focused bool, counted int) string {
 		s.l.Styles.Title = s.c.st.Title
 		s.l.Title = "Sessions"
 	}
+	fitPages(&s.l)
 	s.cache, s.cacheAt = s.l.View(), k
 	return s.cache
+}
+
+// fitPages has l draw where it is as "n/m" when a dot a page would be
+// wider than it, as l itself does, but without making the dots first: l
+// adds them to a string one at a time, and drew ten thousand sessions
+// (1,112 pages) that way on every frame while they were counted, 15 of the
+// TUI's 41 CPU-s. The "n/m" is styled as l styles its own.
+func fitPages(l *list.Model) {
+	if l.Paginator.TotalPages > l.Width() {
+		l.Paginator.Type = paginator.Arabic
+		l.Paginator.ArabicFormat = l.Styles.ArabicPagination.Render("%d/%d")
+	} else {
+		l.Paginator.Type, l.Paginator.ArabicFormat = paginator.Dots, "%d/%d"
+	}
 }
 
 func (s *sessionList) ShortHelp() []key.Binding {

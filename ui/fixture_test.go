@@ -228,3 +228,12 @@ func keys(ss ...string) []tea.Msg {
 	}
 	return out
 }
+
+// headers are the sessions the list holds, in order.
+func (s *sessionList) headers() []session.Header {
+	var out []session.Header
+	for _, it := range s.l.Items() {
+		out = append(out, it.(sessionItem).h)
+	}
+	return out
+}

@@ -156,18 +156,6 @@ func (s *sessionList) selected() (session.Header, bool) {
 	return it.h, ok
 }
 
-// headers is every listed session, in list order.
-func (s *sessionList) headers() []session.Header {
-	items := s.l.Items()
-	out := make([]session.Header, 0, len(items))
-	for _, it := range items {
-		if si, ok := it.(sessionItem); ok {
-			out = append(out, si.h)
-		}
-	}
-	return out
-}
-
 func (s *sessionList) typing() bool { return s.l.SettingFilter() }
 
 func (s *sessionList) setSize(w, h int) {

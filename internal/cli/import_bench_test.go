@@ -14,12 +14,6 @@ import (
 	"github.com/scrim-dev/scrim/session/importers/importtest"
 )
 
-// BenchmarkImportCommand runs `scrim import claude` on a generated 60 MB
-// transcript as a real process into a fresh store, and reports its peak
-// anonymous memory (the import's own: heap, stacks, Badger's arenas) beside
-// the file, its peak resident memory (ru_maxrss, which also counts the page
-// cache of the store's memory-mapped files, which the kernel reclaims at
-// will) and the CPU time it used.
 // writeTranscript writes a synthetic Claude Code transcript of about size
 // bytes to file (importtest.WriteClaudeTranscript) and returns the number
 // of messages an import makes of it.
@@ -40,6 +34,12 @@ func writeTranscript(tb testing.TB, file string, size int64) int {
 	return n
 }
 
+// BenchmarkImportCommand runs `scrim import claude` on a generated 60 MB
+// transcript as a real process into a fresh store, and reports its peak
+// anonymous memory (the import's own: heap, stacks, Badger's arenas) beside
+// the file, its peak resident memory (ru_maxrss, which also counts the page
+// cache of the store's memory-mapped files, which the kernel reclaims at
+// will) and the CPU time it used.
 func BenchmarkImportCommand(b *testing.B) {
 	dir := b.TempDir()
 	file := filepath.Join(dir, "big.jsonl")

@@ -43,16 +43,10 @@ type Model struct {
 	dialog  dialog
 	chat    *chat
 	counter counter
-	// jobs names what countJobs returns (countJobs.gen): bumped when the
-	// sessions listed are set again or the open session changes.
-	jobs struct {
-		items, gen uint64
-		open       countJob
-	}
-	layout paneLayout // the user's choice; narrow screens never split
-	loaded bool       // the session list has been read once
-	status string
-	failed bool // status is an error
+	layout  paneLayout // the user's choice; narrow screens never split
+	loaded  bool       // the session list has been read once
+	status  string
+	failed  bool // status is an error
 	// pageStatus is the transcript's page failure last put in the status,
 	// to clear it once the page is read, and only if nothing replaced it.
 	pageStatus string
@@ -368,10 +362,6 @@ func (m *Model) countJobs() countJobs {
 	if m.tr.sid != "" && m.tr.count > 0 {
 		open = countJob{m.tr.sid, m.tr.count}
 	}
-	if m.jobs.items != m.list.items || m.jobs.open != open {
-		m.jobs.items, m.jobs.open = m.list.items, open
-		m.jobs.gen++
-	}
 	items := m.list.l.Items()
 	first := 0 // where the listed sessions start
 	if open.sid != "" {
@@ -384,7 +374,7 @@ func (m *Model) countJobs() countJobs {
 		h := items[i-first].(sessionItem).h // setSessions makes every item
 		return countJob{h.ID, h.Count}
 	}
-	return countJobs{n: first + len(items), at: at, gen: m.jobs.gen}
+	return countJobs{n: first + len(items), at: at, list: m.list.items, open: open}
 }
 
 // setModel makes model active: the sent pane is rebuilt for it (in a Cmd),

@@ -115,7 +115,8 @@ type counter struct {
 	kept   map[countKey]*keptState
 	// done is how many jobs at the front of the ones next was last given
 	// need nothing more (counted whole and kept, or failed), for that
-	// model and those jobs (countJobs.gen): next takes up past them.
+	// model and those jobs (countJobs.list and open): next takes up past
+	// them.
 	// Walked from the first job each time, a store of 10,000 sessions,
 	// all counted, cost a key 2.7 ms and 2.4 MB in Update, and counting
 	// them all a minute of the UI's time (every answer walked the list
@@ -127,24 +128,22 @@ type counter struct {
 }
 
 type doneJobs struct {
-	model       string
-	gen, resets uint64
-	n           int
+	model        string
+	list, resets uint64
+	open         countJob
+	n            int
 }
 
 // countJobs are the counts to make, most wanted first (Model.countJobs):
-// n of them, the i-th at(i). gen names them: a next given the same gen,
-// not 0, for the same model, is given the same jobs. 0: not known, next
-// looks at every job.
+// n of them, the i-th at(i): the open session, if any, then the listed
+// ones. list names the sessions listed (sessionList.items): a next given
+// the same list and open session for the same model is given the same
+// jobs. 0: not known, next looks at every job.
 type countJobs struct {
-	n   int
-	at  func(i int) countJob
-	gen uint64
-}
-
-// jobList is a slice of jobs for next, not known to be the last ones.
-func jobList(js []countJob) countJobs {
-	return countJobs{n: len(js), at: func(i int) countJob { return js[i] }}
+	n    int
+	at   func(i int) countJob
+	list uint64
+	open countJob
 }
 
 func newCounter() counter {
@@ -250,10 +249,10 @@ func (k *counter) next(x *tally.Contexts, st *session.Store, pol *policy.Policy,
 		return nil
 	}
 	from := 0
-	if d := k.done; jobs.gen != 0 && d.gen == jobs.gen && d.model == model && d.resets == k.resets {
+	if d := k.done; jobs.list != 0 && d.list == jobs.list && d.open == jobs.open && d.model == model && d.resets == k.resets {
 		from = d.n
 	}
-	k.done = doneJobs{model: model, gen: jobs.gen, resets: k.resets, n: from}
+	k.done = doneJobs{model: model, list: jobs.list, open: jobs.open, resets: k.resets, n: from}
 	// done reports that job i needs nothing more; while the jobs before
 	// it do too, the front moves past it.
 	front := true

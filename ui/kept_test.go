@@ -79,7 +79,7 @@ func TestCountStepsOutOfOrder(t *testing.T) {
 		k := newCounter()
 		k.kept[countKey{sid, "demo/limited"}] = &keptState{loaded: true} // count, do not read back
 		for {
-			cmd := k.next(m.c.ctxs, st, m.c.pol, "demo/limited", jobList(jobs))
+			cmd := k.next(m.c.ctxs, st, m.c.pol, "demo/limited", countJobs{n: len(jobs), at: func(i int) countJob { return jobs[i] }})
 			if cmd == nil {
 				break
 			}

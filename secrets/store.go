@@ -118,6 +118,16 @@ func (l *Lazy) Of(m *session.Message) []Finding {
 	return fs
 }
 
+// Record is the record kept of m's findings (session.Store.ScanOnImport,
+// which has an import keep it): m scanned now. Events are never sent, so
+// never scanned: nil.
+func Record(m *session.Message) []byte {
+	if m.Role == session.RoleEvent {
+		return nil
+	}
+	return encodeRecord(contentHash(m), Scan(m))
+}
+
 // Save keeps the findings of the messages Of scanned (best effort, as
 // Lookup keeps them) and returns how many there were.
 func (l *Lazy) Save() int {

@@ -37,6 +37,7 @@ type Bulk struct {
 	spilled bool // held was handed to the WriteBatch: markers are down
 	grouped bool // handed to a Group, which commits and releases it
 	done    bool
+	scan    *importScan // ScanOnImport's records of what is put; nil until the first
 }
 
 type heldRecord struct {
@@ -199,6 +200,12 @@ func (b *Bulk) Put(m *Message) error {
 	if err := b.s.room(len(v)); err != nil {
 		return err
 	}
+	if b.s.onImport != nil {
+		if b.scan == nil {
+			b.scan = newImportScan(b.s.onImport)
+		}
+		b.scan.add(bs.committed+1, m)
+	}
 	bs.put++
 	b.pending += len(v)
 	if !b.spilled {
@@ -309,7 +316,15 @@ func (b *Bulk) Commit(o *Origin) (err error) {
 	if err := b.ready(); err != nil {
 		return err
 	}
-	defer b.finish()
+	committed := false
+	defer func() {
+		b.finish()
+		if committed {
+			b.keepScanned()
+		} else {
+			b.stopScan()
+		}
+	}()
 	if b.spilled {
 		if err := b.flush(); err != nil {
 			return fmt.Errorf("write import: %w", err)
@@ -319,6 +334,7 @@ func (b *Bulk) Commit(o *Origin) (err error) {
 	if err := b.s.db.Update(func(txn *badger.Txn) error { return b.commitIn(txn, now, o) }); err != nil {
 		return fmt.Errorf("commit import: %w", err)
 	}
+	committed = true
 	return b.dropReplaced()
 }
 
@@ -452,11 +468,21 @@ func (g *Group) Len() int { return len(g.bulks) }
 func (g *Group) Commit() []error {
 	bulks, origins := g.bulks, g.origins
 	g.bulks, g.origins, g.bytes, g.records = nil, nil, 0, 0
-	defer func() {
-		for _, b := range bulks {
-			b.finish()
+	errs := g.commit(bulks, origins)
+	for i, b := range bulks {
+		b.finish()
+		if errs == nil || errs[i] == nil {
+			b.keepScanned()
+		} else {
+			b.stopScan()
 		}
-	}()
+	}
+	return errs
+}
+
+// commit is Commit's transactions: one for all of bulks, or, if that is too
+// big, one each.
+func (g *Group) commit(bulks []*Bulk, origins []*Origin) []error {
 	if len(bulks) == 0 {
 		return nil
 	}
@@ -604,6 +630,7 @@ func (b *Bulk) Cancel() {
 		}
 	}
 	b.release()
+	b.stopScan()
 }
 
 func (b *Bulk) finish() {

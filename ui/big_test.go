@@ -11,15 +11,24 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/scrim-dev/scrim/runner"
+	"github.com/scrim-dev/scrim/secrets"
 	"github.com/scrim-dev/scrim/session"
 )
 
 // bigSession appends n messages shaped like an agent's work: prompts,
 // answers, tool calls, file reads (one in ten from secrets/) and greps over
-// three files. About 40% of the messages carry sourcePaths.
+// three files. About 40% of the messages carry sourcePaths. They are
+// written as `scrim import` writes a transcript: in one import, which
+// scans them for credentials as it goes (session.Store.ScanOnImport).
 func bigSession(t testing.TB, st *session.Store, n int) string {
 	t.Helper()
-	h, err := st.Create(session.Header{Title: fmt.Sprintf("A long session (%d messages)", n)})
+	st.ScanOnImport(secrets.Record) // as scrim's own store does
+	b, err := st.BeginBulk()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Cancel()
+	id, err := b.NewSession(session.Header{Title: fmt.Sprintf("A long session (%d messages)", n)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,13 +46,6 @@ func bigSession(t testing.TB, st *session.Store, n int) string {
 		return fmt.Sprintf("/demo/src/pkg%d/file%d.go", i%40, i%125)
 	}
 	base := fixtureTime.Add(-48 * time.Hour)
-	batch := make([]*session.Message, 0, 5000)
-	flush := func() {
-		if err := st.AppendBulk(h.ID, batch); err != nil {
-			t.Fatal(err)
-		}
-		batch = batch[:0]
-	}
 	for i := 0; i < n; i++ {
 		var m *session.Message
 		switch i % 5 {
@@ -62,15 +64,19 @@ func bigSession(t testing.TB, st *session.Store, n int) string {
 				path(i+13), path(i+13)+":1:package pkg")
 		}
 		m.CreatedAt = base.Add(time.Duration(i) * time.Second)
-		batch = append(batch, m)
-		if len(batch) == cap(batch) {
-			flush()
+		if err := b.Add(id, m); err != nil {
+			t.Fatal(err)
 		}
 	}
-	if len(batch) > 0 {
-		flush()
+	if err := b.Commit(nil); err != nil {
+		t.Fatal(err)
 	}
-	return h.ID
+	// Updated now, not at its last message's time: the most recent
+	// session, which the TUI opens at start.
+	if _, err := st.Update(id, func(*session.Header) {}); err != nil {
+		t.Fatal(err)
+	}
+	return id
 }
 
 // TestBigSessionPaging scrolls a session many pages long from end to end

@@ -16,6 +16,7 @@ import (
 	"github.com/scrim-dev/scrim/internal/termsafe"
 	"github.com/scrim-dev/scrim/internal/userdirs"
 	"github.com/scrim-dev/scrim/policy"
+	"github.com/scrim-dev/scrim/secrets"
 	"github.com/scrim-dev/scrim/session"
 )
 
@@ -284,6 +285,19 @@ func (a *app) Policy() (*policy.Policy, error) {
 		a.pol = p
 	}
 	return a.pol, nil
+}
+
+// scanOnImport has what st imports scanned for credentials as it is
+// written (on the cores the import leaves spare), not by the first preview
+// or count of each session (README, Performance), when a tier of pol
+// redacts them: the findings are kept for those tiers only.
+func scanOnImport(st *session.Store, pol *policy.Policy) {
+	for _, t := range pol.Tiers {
+		if t.RedactsSecrets() {
+			st.ScanOnImport(secrets.Record)
+			return
+		}
+	}
 }
 
 // StoreDir is --store, else $SCRIM_STORE, else <user data dir>/scrim/store.

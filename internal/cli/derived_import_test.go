@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scrim-dev/scrim/secrets"
 	"github.com/scrim-dev/scrim/session"
 )
 
@@ -101,17 +102,33 @@ func TestDerivedAndSecretsOnImportedSessions(t *testing.T) {
 				tr.codexExec("call_5", ws, "cat cmd/main.go", spanMain)
 			}
 			file := tr.write(t, filepath.Join(root, "rollout-2026-12-01T10-00-00-0199.jsonl"))
+			// A policy none of whose tiers asks for credentials costs no
+			// scan: the import keeps nothing, nor does a preview.
+			plainPol, plainStore := filepath.Join(root, "plain.toml"), filepath.Join(root, "plain-store")
+			must(t, os.WriteFile(plainPol, []byte(strings.Replace(fmt.Sprintf(spanImportPolicy, ws), "secrets = \"redact\"", "", 1)), 0o644))
+			if out, stderr, code := scrim(t, "", "--store", plainStore, "--policy", plainPol, "import", agent, file); code != exitOK {
+				t.Fatalf("import: exit %d: %s %s", code, out, stderr)
+			}
+			plainID := importedSession(t, plainStore, file)
+			if _, stderr, code := scrim(t, "", "--store", plainStore, "--policy", plainPol, "redact", plainID, "--model", "openai/limited"); code != exitOK {
+				t.Fatalf("redact: exit %d: %s", code, stderr)
+			}
+			if n := scanRecords(t, plainStore, plainID); n != 0 {
+				t.Fatalf("%d scan records with no tier of secrets = \"redact\"", n)
+			}
+
+			// With one, the import scans every message it writes as it
+			// writes it, and the previews read what it kept.
 			if out, stderr, code := scrim(t, "", "--store", store, "--policy", pol, "import", agent, file); code != exitOK {
 				t.Fatalf("import: exit %d: %s %s", code, out, stderr)
 			}
 			id := importedSession(t, store, file)
-
-			// A tier that asks for neither costs no scan: nothing is kept.
+			imported := scanRecords(t, store, id)
+			if stats := lookupStats(t, store, id); stats.Scanned != 0 || stats.Stored != imported || imported == 0 {
+				t.Fatalf("the import kept %d scan records; a lookup then read %d and scanned %d", imported, stats.Stored, stats.Scanned)
+			}
 			if _, stderr, code := scrim(t, "", "--store", store, "--policy", pol, "redact", id, "--model", "demo/trusted"); code != exitOK {
 				t.Fatalf("redact: exit %d: %s", code, stderr)
-			}
-			if n := scanRecords(t, store, id); n != 0 {
-				t.Fatalf("%d scan records after previewing a tier without secrets = \"redact\"", n)
 			}
 
 			limited, stderr, code := scrim(t, "", "--store", store, "--policy", pol, "redact", id, "--model", "openai/limited", "--format", "json")
@@ -194,8 +211,8 @@ func TestDerivedAndSecretsOnImportedSessions(t *testing.T) {
 					t.Fatalf("a placeholder reached the store: %s", sc.Text())
 				}
 			}
-			if n := scanRecords(t, store, id); n == 0 {
-				t.Fatal("the limited preview kept no findings")
+			if n := scanRecords(t, store, id); n != imported {
+				t.Fatalf("%d scan records after the limited preview, %d after the import: it scanned again", n, imported)
 			}
 			// A second preview reads the stored findings and says the same.
 			again, _, _ := scrim(t, "", "--store", store, "--policy", pol, "redact", id, "--model", "openai/limited", "--format", "json")
@@ -204,6 +221,20 @@ func TestDerivedAndSecretsOnImportedSessions(t *testing.T) {
 			}
 		})
 	}
+}
+
+// lookupStats is what secrets.Lookup of the whole of session id reads of
+// the credentials kept and scans anew.
+func lookupStats(t *testing.T, store, id string) secrets.Stats {
+	t.Helper()
+	st, err := session.Open(store)
+	must(t, err)
+	defer st.Close()
+	msgs, _, err := st.Messages(id)
+	must(t, err)
+	_, stats, err := secrets.Lookup(st, id, msgs)
+	must(t, err)
+	return stats
 }
 
 func scanRecords(t *testing.T, store, id string) int {

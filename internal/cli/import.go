@@ -140,6 +140,11 @@ func (a *app) runImport(agent string, paths []string, verbose bool) error {
 	if err != nil {
 		return err
 	}
+	// A policy that does not load is the preview's to refuse: the import
+	// does not need one, and without it nothing is scanned now.
+	if pol, err := a.Policy(); err == nil {
+		scanOnImport(st, pol)
+	}
 	// An import makes short-lived copies of every line. Collect garbage at
 	// 50% heap growth, not Go's 100%, and do not let the heap pass a limit
 	// sized for the workers: a small heap (one transcript) is collected

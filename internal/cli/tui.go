@@ -33,6 +33,7 @@ func (a *app) runTUI() error {
 	}
 	cfg := a.tuiConfig(st, dir, pol, provs, a.model)
 	if len(roots) > 0 {
+		scanOnImport(st, pol)
 		w := watch.New(st, roots)
 		ctx, cancel := context.WithCancel(context.Background())
 		stopped := make(chan struct{})

@@ -36,9 +36,9 @@ type importScan struct {
 }
 
 type scannedSession struct {
-	first   uint64                  // the first Seq the import writes
+	first   uint64                   // the first Seq the import writes
 	pending map[uint64]*scannedGroup // groups still being scanned
-	groups  map[uint64][]byte       // groups whose new records are all in, encoded
+	groups  map[uint64][]byte        // groups whose new records are all in, encoded
 }
 
 type scannedGroup struct {

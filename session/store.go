@@ -46,7 +46,7 @@ type Store struct {
 	sessions  keyedMutex // serialises the writers of one session
 	scanCache recordCache
 	onImport  func(m *Message) []byte // ScanOnImport
-	space     space // what is written, against what the disk has
+	space     space                   // what is written, against what the disk has
 	closeOnce sync.Once
 	closeErr  error
 }

@@ -18,6 +18,9 @@ import "time"
 // time). It reports whether the store is settled; if not by then, what is
 // left is done later, as before.
 func (s *Store) Settle(most time.Duration) bool {
+	// Scan records an import kept (ScanOnImport) go first: held in the
+	// cache, they would be written as the store closes, after the wait.
+	s.flushRecords()
 	s.space.mu.Lock()
 	written := s.space.written
 	s.space.mu.Unlock()
@@ -39,11 +42,14 @@ func (s *Store) Settle(most time.Duration) bool {
 const settleFrom = 16 << 20
 
 // settled reports whether no level of the store's tables asks to be
-// compacted (a score of 1 or more: over its size, or for the first level,
-// too many tables).
+// compacted: a score of 1 or more (over its size, or for the first level,
+// too many tables), or, for a level below the first, more than its target
+// size. Badger gives a level that is being compacted no score, so a store
+// whose compaction had only begun read as settled, and the next process to
+// open it compacted tens of megabytes of tables beside its first count.
 func (s *Store) settled() bool {
 	for _, l := range s.db.Levels() {
-		if l.Score >= 1 || l.Adjusted >= 1 {
+		if l.Score >= 1 || l.Adjusted >= 1 || l.Level > 0 && l.Size > l.TargetSize {
 			return false
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scrim-dev/scrim/secrets"
 	"github.com/scrim-dev/scrim/session"
 
 	"github.com/scrim-dev/scrim/internal/codetext"
@@ -94,6 +95,7 @@ func writeBigSession(tb testing.TB, dir string, n int) string {
 	if err := st.CleanImports(); err != nil {
 		tb.Fatal(err)
 	}
+	st.ScanOnImport(secrets.Record) // as scrim import does with the built-in policy
 	b, err := st.BeginBulk()
 	if err != nil {
 		tb.Fatal(err)

@@ -38,9 +38,10 @@ tier  = "paths"
 // BenchmarkRedactProcess20k runs the real scrim binary, as a user would, on
 // an imported Claude Code session of about 20,000 messages: `scrim show`,
 // `scrim redact` for a tier without derived and secret redaction, and for
-// one with both — warm (the credential findings are in the store) and
-// first (a copy of the store as the import left it: every message is
-// scanned, and the findings stored). It reports wall time and peak
+// one with both — warm (the fingerprints gathered and kept by a preview
+// before) and first (a copy of the store as the import left it: the
+// fingerprints gathered and kept; the credentials were scanned by the
+// import, whose built-in policy redacts them). It reports wall time and peak
 // anonymous memory (what the command itself holds; the page cache of the
 // store's mapped files is not counted). SCRIM_BENCH_BIN names a scrim
 // binary to measure instead of this one, as for BenchmarkShowProcess.

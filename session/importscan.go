@@ -115,7 +115,8 @@ func (sc *importScan) wait() map[string]*scannedSession {
 	return sc.sessions
 }
 
-// encodeGroup is a group's value as the store keeps it (eachInGroup).
+// encodeGroup is a group's value as the store keeps it (eachInGroup):
+// its records in order of place, nil ones left out.
 func encodeGroup(recs *[scanGroup][]byte) []byte {
 	var v []byte
 	for at, rec := range recs {

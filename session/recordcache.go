@@ -173,13 +173,5 @@ func mergeGroup(txn *badger.Txn, id string, g uint64, seqs []uint64, recs map[ui
 	for _, seq := range seqs {
 		kept[(seq-1)%scanGroup] = recs[seq]
 	}
-	var v []byte
-	for at, rec := range kept {
-		if rec != nil {
-			v = binary.AppendUvarint(v, uint64(at))
-			v = binary.AppendUvarint(v, uint64(len(rec)))
-			v = append(v, rec...)
-		}
-	}
-	return v, nil
+	return encodeGroup(&kept), nil
 }

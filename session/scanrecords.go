@@ -10,8 +10,8 @@ import (
 
 // Scan records are what another package computed from a message and keeps
 // beside it (package secrets: the credentials found in it), so that the work
-// is done once, the first time it is needed, and never when the message is
-// written. The store does not read them: it drops them with their session,
+// is done once: as an import writes the message (ScanOnImport), or else the
+// first time it is needed. The store does not read them: it drops them with their session,
 // or with messages it removes. A record says itself what it was computed
 // from (a rule set, a hash of the message), so a stale one is recognised by
 // its reader, which then computes it again.

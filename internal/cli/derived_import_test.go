@@ -246,3 +246,62 @@ func scanRecords(t *testing.T, store, id string) int {
 	must(t, st.ScanRecords(id, 1, 1<<40, func(uint64, []byte) error { n++; return nil }))
 	return n
 }
+
+// TestWatchScansWhatItImports: the TUI's watcher imports a transcript that
+// appears in a watched folder and scans it for credentials as it does, when
+// a tier of the policy redacts them, though the model the TUI shows (a
+// tier without) never asks for them: every message that can be sent has
+// its findings kept, and the credential in the shell's output is found.
+func TestWatchScansWhatItImports(t *testing.T) {
+	t.Parallel()
+	isolate(t)
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	must(t, err)
+	ws := filepath.Join(root, "ws")
+	must(t, os.MkdirAll(ws, 0o755))
+	must(t, os.WriteFile(filepath.Join(ws, ".env"), []byte(spanEnv), 0o644))
+	pol := filepath.Join(root, "policy.toml")
+	must(t, os.WriteFile(pol, []byte(fmt.Sprintf(spanImportPolicy, ws)), 0o644))
+	projects := filepath.Join(root, "projects")
+	must(t, os.MkdirAll(filepath.Join(projects, "-ws"), 0o755))
+	store := filepath.Join(root, "store")
+
+	cmd := scrimProcess(t, "--store", store, "--policy", pol, "--model", "demo/trusted", "--watch", "claude:"+projects)
+	keys, err := cmd.StdinPipe()
+	must(t, err)
+	var frames syncBuffer
+	cmd.Stdout = &frames
+	must(t, cmd.Start())
+	t.Cleanup(func() { cmd.Process.Kill() })
+	waitFor(t, "the TUI to open the store", func() bool {
+		_, err := os.Stat(filepath.Join(store, "MANIFEST"))
+		return err == nil
+	})
+
+	tr := &transcript{}
+	tr.claudeCall(ws, "toolu_1", "Read", map[string]any{"file_path": filepath.Join(ws, ".env")})
+	tr.claudeResult(ws, "toolu_1", numbered(spanEnv, "→"), false, map[string]any{"type": "text", "file": map[string]any{"filePath": filepath.Join(ws, ".env"), "content": spanEnv}})
+	tr.claudeBash(ws, "toolu_2", "env", spanEnvOut, false)
+	file := tr.write(t, filepath.Join(root, "s1.jsonl"))
+	watched := filepath.Join(projects, "-ws", "s1.jsonl")
+	must(t, os.Rename(file, watched)) // appears whole, as a copied file does
+	waitFor(t, "the watcher to import the transcript", func() bool { return strings.Contains(frames.String(), "imported ") })
+	keys.Write([]byte("q"))
+	must(t, cmd.Wait())
+
+	id := importedSession(t, store, watched)
+	stats := lookupStats(t, store, id)
+	if stats.Scanned != 0 || stats.Stored == 0 {
+		t.Fatalf("after the watcher's import a lookup read %d records and scanned %d messages", stats.Stored, stats.Scanned)
+	}
+	st, err := session.Open(store)
+	must(t, err)
+	defer st.Close()
+	msgs, _, err := st.Messages(id)
+	must(t, err)
+	found, _, err := secrets.Lookup(st, id, msgs)
+	must(t, err)
+	if len(found) == 0 {
+		t.Fatal("the records kept hold no finding of the shell's credentials")
+	}
+}

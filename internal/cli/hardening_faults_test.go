@@ -98,19 +98,6 @@ func startScrim(t *testing.T, args ...string) (*exec.Cmd, <-chan string) {
 	return cmd, lines
 }
 
-// waitFor waits (a generous bound, so a loaded machine is not a failure)
-// until cond holds.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 func waitLine(t *testing.T, lines <-chan string, substr string) {
 	t.Helper()
 	timeout := time.After(60 * time.Second)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // TestMain lets a test run the real scrim binary as a separate process: the
@@ -177,4 +178,17 @@ func TestUnknownCommandIsUsageError(t *testing.T) {
 func getenv(tb testing.TB, key string) string {
 	v, _ := lookup(tb)(key)
 	return v
+}
+
+// waitFor waits (a generous bound, so a loaded machine is not a failure)
+// until cond holds.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

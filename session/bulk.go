@@ -317,14 +317,7 @@ func (b *Bulk) Commit(o *Origin) (err error) {
 		return err
 	}
 	committed := false
-	defer func() {
-		b.finish()
-		if committed {
-			b.keepScanned()
-		} else {
-			b.stopScan()
-		}
-	}()
+	defer func() { b.end(committed) }()
 	if b.spilled {
 		if err := b.flush(); err != nil {
 			return fmt.Errorf("write import: %w", err)
@@ -470,12 +463,7 @@ func (g *Group) Commit() []error {
 	g.bulks, g.origins, g.bytes, g.records = nil, nil, 0, 0
 	errs := g.commit(bulks, origins)
 	for i, b := range bulks {
-		b.finish()
-		if errs == nil || errs[i] == nil {
-			b.keepScanned()
-		} else {
-			b.stopScan()
-		}
+		b.end(errs == nil || errs[i] == nil)
 	}
 	return errs
 }

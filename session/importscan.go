@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"maps"
 	"slices"
 	"sync"
 
@@ -141,41 +142,23 @@ func (b *Bulk) keepScanned() {
 	sessions := b.scan.wait()
 	b.scan = nil
 	for id, ss := range sessions {
-		if len(ss.groups) == 0 {
-			continue
-		}
-		lo, hi := uint64(1<<64-1), uint64(0)
-		for g := range ss.groups {
-			lo, hi = min(lo, g), max(hi, g)
-		}
-		unlock := b.s.sessions.lock(id)
-		b.s.settleRecords(id, lo, hi)
-		groups := make(map[string][]byte, len(ss.groups))
-		err := b.s.db.View(func(txn *badger.Txn) error {
-			if _, err := txn.Get(headerKey(id)); err != nil {
-				return err // gone already: nothing is kept
+		_ = b.s.holdGroups(id, slices.Collect(maps.Keys(ss.groups)), func(txn *badger.Txn, g uint64) ([]byte, error) {
+			if g*scanGroup+1 < ss.first {
+				return mergeEncoded(txn, id, g, ss.groups[g])
 			}
-			for g, v := range ss.groups {
-				if g*scanGroup+1 < ss.first {
-					var err error
-					if v, err = mergeEncoded(txn, id, g, v); err != nil {
-						return err
-					}
-				}
-				if len(v) == 0 {
-					continue // events only: nothing to keep
-				}
-				if err := b.s.room(len(v)); err != nil {
-					return err
-				}
-				groups[string(groupKey(id, g))] = v
-			}
-			return nil
-		})
-		if err == nil {
-			b.s.holdRecords(groups)
-		}
-		unlock()
+			return ss.groups[g], nil
+		}) // a cache: what is not kept is scanned when it is needed
+	}
+}
+
+// end finishes an import that committed, or did not: what it scanned is
+// kept, or dropped.
+func (b *Bulk) end(committed bool) {
+	b.finish()
+	if committed {
+		b.keepScanned()
+	} else {
+		b.stopScan()
 	}
 }
 

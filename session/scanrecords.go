@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"maps"
+	"slices"
 
 	"github.com/dgraph-io/badger/v4"
 )
@@ -116,28 +118,37 @@ func eachInGroup(v []byte, fn func(at uint64, rec []byte) error) error {
 // moment, is computed again. Records of a session that no longer exists are
 // not kept.
 func (s *Store) PutScanRecords(id string, recs map[uint64][]byte) error {
-	if len(recs) == 0 {
-		return nil
-	}
-	defer s.sessions.lock(id)()
 	byGroup := map[uint64][]uint64{}
 	for seq := range recs {
 		byGroup[groupOf(seq)] = append(byGroup[groupOf(seq)], seq)
 	}
-	lo, hi := uint64(1<<64-1), uint64(0)
-	for g := range byGroup {
-		lo, hi = min(lo, g), max(hi, g)
+	return s.holdGroups(id, slices.Collect(maps.Keys(byGroup)), func(txn *badger.Txn, g uint64) ([]byte, error) {
+		return mergeGroup(txn, id, g, byGroup[g], recs)
+	})
+}
+
+// holdGroups keeps groups gs of session id, each one's value made by value
+// in a read of the store (merged there with what the group holds), held to
+// be written in the background (holdRecords). A session that no longer
+// exists keeps nothing, nor does an empty value.
+func (s *Store) holdGroups(id string, gs []uint64, value func(txn *badger.Txn, g uint64) ([]byte, error)) error {
+	if len(gs) == 0 {
+		return nil
 	}
-	s.settleRecords(id, lo, hi)
-	groups := make(map[string][]byte, len(byGroup))
+	defer s.sessions.lock(id)()
+	s.settleRecords(id, slices.Min(gs), slices.Max(gs))
+	groups := make(map[string][]byte, len(gs))
 	err := s.db.View(func(txn *badger.Txn) error {
 		if _, err := txn.Get(headerKey(id)); err != nil {
 			return nil // gone, or unreadable: nothing is kept
 		}
-		for g, seqs := range byGroup {
-			v, err := mergeGroup(txn, id, g, seqs, recs)
+		for _, g := range gs {
+			v, err := value(txn, g)
 			if err != nil {
 				return err
+			}
+			if len(v) == 0 {
+				continue
 			}
 			if err := s.room(len(v)); err != nil {
 				return err // a cache: what is not kept is scanned again

@@ -124,7 +124,7 @@ func TestDerivedAndSecretsOnImportedSessions(t *testing.T) {
 			}
 			id := importedSession(t, store, file)
 			imported := scanRecords(t, store, id)
-			if stats := lookupStats(t, store, id); stats.Scanned != 0 || stats.Stored != imported || imported == 0 {
+			if _, stats := lookupFindings(t, store, id); stats.Scanned != 0 || stats.Stored != imported || imported == 0 {
 				t.Fatalf("the import kept %d scan records; a lookup then read %d and scanned %d", imported, stats.Stored, stats.Scanned)
 			}
 			if _, stderr, code := scrim(t, "", "--store", store, "--policy", pol, "redact", id, "--model", "demo/trusted"); code != exitOK {
@@ -223,18 +223,18 @@ func TestDerivedAndSecretsOnImportedSessions(t *testing.T) {
 	}
 }
 
-// lookupStats is what secrets.Lookup of the whole of session id reads of
-// the credentials kept and scans anew.
-func lookupStats(t *testing.T, store, id string) secrets.Stats {
+// lookupFindings is secrets.Lookup of the whole of session id: the credentials
+// found, and how many of its messages' records it read and scanned anew.
+func lookupFindings(t *testing.T, store, id string) (secrets.Found, secrets.Stats) {
 	t.Helper()
 	st, err := session.Open(store)
 	must(t, err)
 	defer st.Close()
 	msgs, _, err := st.Messages(id)
 	must(t, err)
-	_, stats, err := secrets.Lookup(st, id, msgs)
+	found, stats, err := secrets.Lookup(st, id, msgs)
 	must(t, err)
-	return stats
+	return found, stats
 }
 
 func scanRecords(t *testing.T, store, id string) int {
@@ -290,17 +290,10 @@ func TestWatchScansWhatItImports(t *testing.T) {
 	must(t, cmd.Wait())
 
 	id := importedSession(t, store, watched)
-	stats := lookupStats(t, store, id)
+	found, stats := lookupFindings(t, store, id)
 	if stats.Scanned != 0 || stats.Stored == 0 {
 		t.Fatalf("after the watcher's import a lookup read %d records and scanned %d messages", stats.Stored, stats.Scanned)
 	}
-	st, err := session.Open(store)
-	must(t, err)
-	defer st.Close()
-	msgs, _, err := st.Messages(id)
-	must(t, err)
-	found, _, err := secrets.Lookup(st, id, msgs)
-	must(t, err)
 	if len(found) == 0 {
 		t.Fatal("the records kept hold no finding of the shell's credentials")
 	}

@@ -343,7 +343,7 @@ func withSnapshot(dir string, fn func(db *badger.DB, openErr error) error) error
 			return fmt.Errorf("snapshot %s: %w", from, err)
 		}
 	}
-	db, openErr := openBadger(tmp, true)
+	db, openErr := openBadger(options(tmp).WithReadOnly(true))
 	if openErr == nil {
 		defer db.Close()
 	}

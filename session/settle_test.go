@@ -68,3 +68,57 @@ func TestSettleWritesHeldRecords(t *testing.T) {
 		t.Fatalf("after Settle %d groups are held, a write under way: %v", len(st.scanCache.pending), st.scanCache.done != nil)
 	}
 }
+
+// TestSettledImportLeavesNothingOwing: a store an import settled
+// (OpenToImport, then Settle) and closed asks nothing of the next process
+// to open it, though the close flushed its last memtable into the first
+// level. Settled by a process that opened it as every other does, the
+// same writes leave that level one table short of merging, and the close's
+// table tips it: the next process merges it at its start.
+func TestSettledImportLeavesNothingOwing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes 30 MB of tables, twice")
+	}
+	// firstLevel writes short messages until the first level holds one
+	// table fewer than it merges at, settles and closes the store, and
+	// opens it again as the TUI would: how many tables the first level
+	// has then, and whether any level asks to be compacted.
+	firstLevel := func(open func(string) (*Store, error)) (tables int, owing bool) {
+		dir := t.TempDir()
+		st, err := open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := st.Create(Header{Title: "short messages"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := strings.Repeat("a short line of a long session. ", 12)
+		for round := 0; st.db.Levels()[0].NumTables < l0Tables-1; round++ {
+			if round == 40 {
+				t.Fatal("fixture: the writes never filled the first level")
+			}
+			batch := make([]*Message, 0, 5000)
+			for i := range cap(batch) {
+				batch = append(batch, &Message{Role: RoleUser, Parts: []Part{{Kind: PartText, Text: fmt.Sprintf("%d.%d %s", round, i, text)}}})
+			}
+			if err := st.AppendBulk(h.ID, batch); err != nil {
+				t.Fatal(err)
+			}
+		}
+		st.Settle(time.Minute)
+		if err := st.Close(); err != nil {
+			t.Fatal(err)
+		}
+		st = openAt(t, dir)
+		defer st.Close()
+		l0 := st.db.Levels()[0]
+		return l0.NumTables, l0.NumTables >= l0Tables || !st.settled()
+	}
+	if n, owing := firstLevel(OpenToImport); owing {
+		t.Fatalf("an import's settled store opened again with %d tables in the first level, or a level over its size", n)
+	}
+	if n, owing := firstLevel(Open); !owing {
+		t.Fatalf("fixture: settled as every process opens a store, the first level had %d tables, and nothing was owing", n)
+	}
+}

@@ -178,7 +178,7 @@ func TestMakeBigStore(t *testing.T) {
 	if dir == "" {
 		t.Skip("set SCRIM_BIG_STORE to a folder to write the big session there")
 	}
-	st, err := session.Open(filepath.Join(dir, "store"))
+	st, err := session.OpenToImport(filepath.Join(dir, "store")) // as scrim import does
 	if err != nil {
 		t.Fatal(err)
 	}

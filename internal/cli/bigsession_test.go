@@ -87,7 +87,7 @@ func bigMessage(r *rand.Rand, i int) *session.Message {
 // in dir with one bulk import, as `scrim import` does, and returns its ID.
 func writeBigSession(tb testing.TB, dir string, n int) string {
 	tb.Helper()
-	st, err := session.Open(dir)
+	st, err := session.OpenToImport(dir) // as scrim import does
 	if err != nil {
 		tb.Fatal(err)
 	}

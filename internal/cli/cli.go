@@ -86,7 +86,10 @@ type app struct {
 
 	pol   *policy.Policy
 	store *session.Store
-	tui   bool // the TUI ran: its heap is not returned before the store closes (see Main)
+	// importing: the store is opened for an import, which settles it
+	// before it closes (session.OpenToImport).
+	importing bool
+	tui       bool // the TUI ran: its heap is not returned before the store closes (see Main)
 }
 
 // Main runs scrim with args (without the program name) and returns its exit
@@ -325,7 +328,11 @@ func (a *app) Store() (*session.Store, error) {
 		if err := checkStoreDisk(dir); err != nil {
 			return nil, err
 		}
-		s, err := session.Open(dir)
+		open := session.Open
+		if a.importing {
+			open = session.OpenToImport
+		}
+		s, err := open(dir)
 		if err != nil {
 			return nil, describeStoreErr(dir, err)
 		}

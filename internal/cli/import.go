@@ -136,6 +136,7 @@ func (a *app) runImport(agent string, paths []string, verbose bool) error {
 	if len(files) == 0 {
 		return fmt.Errorf("no %s %s found in %s", agent, imp.files, strings.Join(paths, ", "))
 	}
+	a.importing = true
 	st, err := a.Store()
 	if err != nil {
 		return err

@@ -570,18 +570,36 @@ func newWindowCounts(set *fpSet) windowCounts {
 }
 
 // count counts the windows of class classOf gives of each fingerprint i of
-// set that which(i, its class) picks.
+// set that which(i, its class) picks. Each core counts a range of the
+// fingerprints, the first into wc's table, the others into tables of their
+// own that are then added in; a saturating count comes out the same in any
+// order. On one core, the two counts of the UI benchmark's million-message
+// session were 0.13 s of its first count while the other core waited.
 func (wc windowCounts) count(set *fpSet, classOf func(int) (int, int), which func(i, c int) bool) {
-	for i := range set.fps {
-		b := set.bytesOf(int32(i))
-		c, _ := classOf(len(b))
-		if c < 0 || !which(i, c) {
-			continue
+	ranges := fpRanges(len(set.fps))
+	tables := make([][]uint8, len(ranges))
+	eachRange(ranges, func(r, lo, hi int) {
+		n := wc.n
+		if r > 0 {
+			n = make([]uint8, len(wc.n))
+			tables[r] = n
 		}
-		for o := 0; o+windowClasses[c].w <= len(b); o++ {
-			if p := &wc.n[windowHash(b, o, c)&wc.mask]; *p < math.MaxUint8 {
-				*p++
+		for i := lo; i < hi; i++ {
+			b := set.bytesOf(int32(i))
+			c, _ := classOf(len(b))
+			if c < 0 || !which(i, c) {
+				continue
 			}
+			for o := 0; o+windowClasses[c].w <= len(b); o++ {
+				if p := &n[windowHash(b, o, c)&wc.mask]; *p < math.MaxUint8 {
+					*p++
+				}
+			}
+		}
+	})
+	for _, n := range tables[1:] {
+		for h, k := range n {
+			wc.n[h] = uint8(min(int(wc.n[h])+int(k), math.MaxUint8))
 		}
 	}
 }

@@ -2,6 +2,7 @@ package redact
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"runtime"
 	"slices"
@@ -273,6 +274,43 @@ func TestWindowsOnEveryCore(t *testing.T) {
 		if !reflect.DeepEqual(one, every) {
 			t.Fatalf("budget %d: the index made on every core differs from one core's", budget)
 		}
+	}
+}
+
+// TestWindowCountsOnEveryCore: the windows' counts made on every core,
+// each range into a table of its own, added up, are one core's, counter
+// for counter, those that saturate too.
+func TestWindowCountsOnEveryCore(t *testing.T) {
+	var texts []string
+	for i := range 3000 { // the windows of the tail they share: past 255
+		texts = append(texts, fmt.Sprintf("step%d_%d: a tail that every one of these lines shares", i, i%12), fmt.Sprintf("k%05d", i))
+	}
+	set := listOf(texts).fpSet
+	classOf := func(n int) (int, int) {
+		for c := range windowClasses {
+			if n >= windowClasses[c].w {
+				return c, 1
+			}
+		}
+		return -1, 0
+	}
+	counted := func(ranges int) windowCounts {
+		defer func(n int) { fpRangeMin = n }(fpRangeMin)
+		fpRangeMin = len(texts) / ranges
+		if n := len(fpRanges(len(texts))); ranges > 1 && runtime.GOMAXPROCS(0) >= 2 && n < 2 {
+			t.Fatalf("fixture: %d range", n)
+		}
+		wc := newWindowCounts(&set)
+		wc.count(&set, classOf, func(i, _ int) bool { return i%3 != 0 })
+		wc.count(&set, classOf, func(i, _ int) bool { return i%3 == 0 })
+		return wc
+	}
+	one, every := counted(1), counted(4)
+	if !slices.Contains(one.n, math.MaxUint8) {
+		t.Fatal("fixture: no count saturated")
+	}
+	if !slices.Equal(one.n, every.n) {
+		t.Fatal("the counts made on every core differ from one core's")
 	}
 }
 

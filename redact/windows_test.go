@@ -172,6 +172,13 @@ func TestSealKeepsOnlyThePlainTexts(t *testing.T) {
 	long := strings.Repeat("0123456789abcdef", 1<<12) + "!" // past what an entry's length holds
 	fps := []string{"six666", "KEY_1=abcdefgh", "func openVault(masterKeyMaterial string) error {", long, "ZX-0001-ALPHA-7731"}
 	hay := "x six666 y KEY_1=abcdefgh " + long + " func openVault(masterKeyMaterial string) error { ZX-0001-ALPHA-7730 ZX-0001-ALPHA-7731"
+	defer func(n int) { fpRangeMin = n }(fpRangeMin)
+	for _, fpRangeMin = range []int{1 << 14, 1} { // one core's range, every core's
+		sealPlainTexts(t, fps, hay, long)
+	}
+}
+
+func sealPlainTexts(t *testing.T, fps []string, hay, long string) {
 	d := derivedOfTexts(fps, "x")
 	before := d.match(hay, nil)
 	if len(before) != 5 {

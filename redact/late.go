@@ -271,15 +271,18 @@ func (c *candidates) suspects(log *allowedLog, only []int32) map[int32][]uint64 
 	for b := 1; b < len(dir); b++ {
 		dir[b] += dir[b-1]
 	}
+	// Each hit placed at the end of its group, which moves back a place:
+	// once all are placed, dir[b+1] is where group b starts.
 	hits := make([]hit, dir[len(dir)-1])
-	next := slices.Clone(dir)
 	for w, f := range found {
 		for _, h := range f {
-			hits[next[h.key>>16]] = h
-			next[h.key>>16]++
+			dir[h.key>>16+1]--
+			hits[dir[h.key>>16+1]] = h
 		}
 		found[w] = nil
 	}
+	copy(dir, dir[1:])
+	dir[len(dir)-1] = len(hits)
 	eachRange(groupRanges(len(dir)-1, cores.N()), func(_ int, lo, hi int) {
 		for b := lo; b < hi; b++ {
 			if g := hits[dir[b]:dir[b+1]]; len(g) > 1 {

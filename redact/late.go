@@ -246,7 +246,7 @@ func (c *candidates) suspects(log *allowedLog, only []int32) map[int32][]uint64 
 		key uint32
 		seq uint64
 	}
-	workers := min(len(log.keys), cores.N())
+	workers := min(len(log.keys), cores.Free())
 	found := make([][]hit, workers)
 	eachRange(groupRanges(len(log.keys), workers), func(w, lo, hi int) {
 		log.eachIn(lo, hi, func(key uint32, seq uint64) {
@@ -283,7 +283,7 @@ func (c *candidates) suspects(log *allowedLog, only []int32) map[int32][]uint64 
 	}
 	copy(dir, dir[1:])
 	dir[len(dir)-1] = len(hits)
-	eachRange(groupRanges(len(dir)-1, cores.N()), func(_ int, lo, hi int) {
+	eachRange(groupRanges(len(dir)-1, cores.Free()), func(_ int, lo, hi int) {
 		for b := lo; b < hi; b++ {
 			if g := hits[dir[b]:dir[b+1]]; len(g) > 1 {
 				slices.SortFunc(g, func(a, b hit) int { return cmp.Or(cmp.Compare(a.key, b.key), cmp.Compare(a.seq, b.seq)) })

@@ -531,10 +531,11 @@ func shareWindows(set *fpSet, from []uint16, classOf func(int) (int, int), k int
 	})
 }
 
-// fpRanges cuts n fingerprints into a range a core, of fpRangeMin at least
-// (one range for a small set: not worth a goroutine).
+// fpRanges cuts n fingerprints into a range a core (cores.Free: one core
+// fewer while the user is at the TUI's keys), of fpRangeMin at least (one
+// range for a small set: not worth a goroutine).
 func fpRanges(n int) [][2]int {
-	return groupRanges(n, min(cores.N(), max(1, n/fpRangeMin)))
+	return groupRanges(n, min(cores.Free(), max(1, n/fpRangeMin)))
 }
 
 var fpRangeMin = 1 << 14 // a variable for tests

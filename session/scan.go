@@ -258,9 +258,14 @@ func (s *Store) SourcedPiecesPrepared(id string, from, to, piece uint64, prepare
 		order <- c
 		return lo, hi, c, expect, true
 	}
-	for range readers {
+	for r := range readers {
 		go func() {
 			for {
+				// While the user is at the keys, the last reader
+				// waits (cores.Wait): a gathering keeps every core
+				// busy otherwise, and scrolling while the TUI gathered
+				// had steps of 50-60 ms.
+				cores.Wait(r)
 				select {
 				case ahead <- struct{}{}:
 				case <-stop:

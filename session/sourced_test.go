@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
+
+	"github.com/scrim-dev/scrim/internal/cores"
 )
 
 // FuzzMaySource: a record that maySource rules out never decodes to a
@@ -151,6 +153,34 @@ func TestSourcedReads(t *testing.T) {
 	}
 	if readers := int32(runtime.GOMAXPROCS(0)); most.Load() > readers+1 {
 		t.Fatalf("%d pieces held at once with %d readers, want at most %d (one a reader, and fn's)", most.Load(), readers, readers+1)
+	}
+	// While the user is at the TUI's keys (cores.Spare) the last reader
+	// waits: the pieces are all read, in order, by the others, which
+	// prepare one at a time each.
+	if readers := int32(runtime.GOMAXPROCS(0)); readers > 1 {
+		cores.Spare(true)
+		cores.Settle()
+		var preparing, most atomic.Int32
+		var got []Message
+		err := s.SourcedPiecesPrepared(h.ID, 1, 5000, 50, func([]Message) any {
+			n := preparing.Add(1)
+			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+			}
+			time.Sleep(time.Millisecond) // long enough for the readers to meet
+			preparing.Add(-1)
+			return nil
+		}, func(msgs []Message, _ any, _ bool) error {
+			got = append(got, msgs...)
+			return nil
+		})
+		cores.Spare(false)
+		cores.Settle()
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Fatalf("at the keys: %v, %d messages, want %d", err, len(got), len(want))
+		}
+		if most.Load() > readers-1 {
+			t.Fatalf("at the keys: %d pieces prepared at once, want at most %d (a reader fewer)", most.Load(), readers-1)
+		}
 	}
 	stopped := errors.New("stop")
 	calls := 0

@@ -11,8 +11,9 @@ import (
 
 // TestKeysKeepAProcessorForTheUI: in the program (Run), a key or a mouse
 // event keeps a processor beyond the cores the counting is spread over
-// (cores.Spare), and the last one's timer gives it back; a timer of an
-// earlier key does not. A model the tests drive leaves GOMAXPROCS alone.
+// (cores.Spare), and counting leaves a core (one step fewer at once), and
+// the last one's timer gives them back; a timer of an earlier key does
+// not. A model the tests drive leaves GOMAXPROCS alone.
 func TestKeysKeepAProcessorForTheUI(t *testing.T) {
 	before := runtime.GOMAXPROCS(0)
 	t.Cleanup(func() { cores.Spare(false); cores.Settle() })
@@ -32,6 +33,9 @@ func TestKeysKeepAProcessorForTheUI(t *testing.T) {
 	if got := runtime.GOMAXPROCS(0); got != before+1 {
 		t.Fatalf("at the keys: GOMAXPROCS %d, want %d", got, before+1)
 	}
+	if got := stepsAtOnce(); before > 1 && got != before-1 {
+		t.Fatalf("at the keys: %d counting steps at once, want %d (a core left to the UI)", got, before-1)
+	}
 	m.Update(spareMsg{gen: first}) // an earlier key's timer
 	cores.Settle()
 	if got := runtime.GOMAXPROCS(0); got != before+1 {
@@ -41,5 +45,8 @@ func TestKeysKeepAProcessorForTheUI(t *testing.T) {
 	cores.Settle()
 	if got := runtime.GOMAXPROCS(0); got != before {
 		t.Fatalf("after the last key's timer: GOMAXPROCS %d, want %d", got, before)
+	}
+	if got := stepsAtOnce(); got != before {
+		t.Fatalf("after the last key's timer: %d counting steps at once, want %d", got, before)
 	}
 }

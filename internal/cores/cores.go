@@ -48,6 +48,35 @@ func N() int {
 	return runtime.GOMAXPROCS(0)
 }
 
+// Free is how many goroutines of CPU-bound work to start now: N, less one
+// while Spare keeps a processor, so that the work leaves a core, not only
+// a processor the operating system shares with it, to the goroutines that
+// answer the user. At least one.
+func Free() int {
+	mu.Lock()
+	defer mu.Unlock()
+	n := base
+	if n == 0 {
+		n = runtime.GOMAXPROCS(0)
+	}
+	if want && n > 1 {
+		n--
+	}
+	return n
+}
+
+// Wait holds worker i of N (0-based) while Spare keeps a processor, for
+// work whose goroutines were started before (Free): the last of several
+// waits. It returns at once for any other worker, and when nothing is
+// kept.
+func Wait(i int) {
+	mu.Lock()
+	defer mu.Unlock()
+	for want && base > 1 && i >= base-1 {
+		changed.Wait()
+	}
+}
+
 // Spare asks for a processor beyond N for the goroutines that answer the
 // user (on), or gives it back (off). The operating system still shares the
 // cores among the threads that run: the one that answers is asleep most of

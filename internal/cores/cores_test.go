@@ -3,6 +3,7 @@ package cores
 import (
 	"runtime"
 	"testing"
+	"time"
 )
 
 func TestSpareKeepsOneProcessorOverTheWork(t *testing.T) {
@@ -39,5 +40,51 @@ func TestSpareKeepsOneProcessorOverTheWork(t *testing.T) {
 	Settle()
 	if got := runtime.GOMAXPROCS(0); got != before {
 		t.Fatalf("after a burst that ended giving it back: GOMAXPROCS %d, want %d", got, before)
+	}
+}
+
+// TestWorkLeavesACoreWhileSpare: while a processor is kept for the user,
+// work started then takes one core fewer (Free), and the last of the
+// workers started before waits (Wait) until it is given back.
+func TestWorkLeavesACoreWhileSpare(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("one core: no core to leave")
+	}
+	n := runtime.GOMAXPROCS(0)
+	t.Cleanup(func() {
+		Spare(false)
+		Settle()
+		mu.Lock()
+		base = 0
+		mu.Unlock()
+	})
+	if Free() != n {
+		t.Fatalf("Free before Spare: %d, want %d", Free(), n)
+	}
+	Wait(n - 1) // nothing kept: returns
+	Spare(true)
+	Settle()
+	if Free() != n-1 {
+		t.Fatalf("Free while a processor is kept: %d, want %d", Free(), n-1)
+	}
+	Wait(n - 2) // not the last: returns
+	waited := make(chan struct{})
+	go func() {
+		Wait(n - 1)
+		close(waited)
+	}()
+	select {
+	case <-waited:
+		t.Fatal("the last worker went on while a processor was kept")
+	case <-time.After(50 * time.Millisecond):
+	}
+	Spare(false)
+	select {
+	case <-waited:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the last worker still waits after the processor was given back")
+	}
+	if Free() != n {
+		t.Fatalf("Free after: %d, want %d", Free(), n)
 	}
 }

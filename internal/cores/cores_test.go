@@ -11,13 +11,7 @@ func TestSpareKeepsOneProcessorOverTheWork(t *testing.T) {
 	if N() != before {
 		t.Fatalf("N before Spare: %d, want GOMAXPROCS %d", N(), before)
 	}
-	t.Cleanup(func() {
-		Spare(false)
-		Settle()
-		mu.Lock()
-		base = 0
-		mu.Unlock()
-	})
+	t.Cleanup(unspare)
 	Spare(true)
 	Spare(true) // kept once
 	Settle()
@@ -51,13 +45,7 @@ func TestWorkLeavesACoreWhileSpare(t *testing.T) {
 		t.Skip("one core: no core to leave")
 	}
 	n := runtime.GOMAXPROCS(0)
-	t.Cleanup(func() {
-		Spare(false)
-		Settle()
-		mu.Lock()
-		base = 0
-		mu.Unlock()
-	})
+	t.Cleanup(unspare)
 	if Free() != n {
 		t.Fatalf("Free before Spare: %d, want %d", Free(), n)
 	}
@@ -87,4 +75,14 @@ func TestWorkLeavesACoreWhileSpare(t *testing.T) {
 	if Free() != n {
 		t.Fatalf("Free after: %d, want %d", Free(), n)
 	}
+}
+
+// unspare gives a kept processor back and forgets the cores Spare fixed,
+// as before a test.
+func unspare() {
+	Spare(false)
+	Settle()
+	mu.Lock()
+	base = 0
+	mu.Unlock()
 }

@@ -13,10 +13,10 @@ import (
 // Scan records are what another package computed from a message and keeps
 // beside it (package secrets: the credentials found in it), so that the work
 // is done once: as an import writes the message (ScanOnImport), or else the
-// first time it is needed. The store does not read them: it drops them with their session,
-// or with messages it removes. A record says itself what it was computed
-// from (a rule set, a hash of the message), so a stale one is recognised by
-// its reader, which then computes it again.
+// first time it is needed. The store does not read them: it drops them
+// with their session, or with messages it removes. A record says itself
+// what it was computed from (a rule set, a hash of the message), so a stale
+// one is recognised by its reader, which then computes it again.
 //
 // They are kept scanGroup messages to a stored value: a key of its own for
 // each message's record (13 bytes, most of them) made the first preview of

@@ -266,13 +266,7 @@ func TestWatchScansWhatItImports(t *testing.T) {
 	must(t, os.MkdirAll(filepath.Join(projects, "-ws"), 0o755))
 	store := filepath.Join(root, "store")
 
-	cmd := scrimProcess(t, "--store", store, "--policy", pol, "--model", "demo/trusted", "--watch", "claude:"+projects)
-	keys, err := cmd.StdinPipe()
-	must(t, err)
-	var frames syncBuffer
-	cmd.Stdout = &frames
-	must(t, cmd.Start())
-	t.Cleanup(func() { cmd.Process.Kill() })
+	cmd, keys, frames := startTUI(t, "--store", store, "--policy", pol, "--model", "demo/trusted", "--watch", "claude:"+projects)
 	waitFor(t, "the TUI to open the store", func() bool {
 		_, err := os.Stat(filepath.Join(store, "MANIFEST"))
 		return err == nil

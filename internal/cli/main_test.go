@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"maps"
 	"os"
 	"os/exec"
@@ -178,6 +179,21 @@ func TestUnknownCommandIsUsageError(t *testing.T) {
 func getenv(tb testing.TB, key string) string {
 	v, _ := lookup(tb)(key)
 	return v
+}
+
+// startTUI starts scrim's TUI as a process (scrimProcess) with args: keys
+// go to it through a pipe, kept open (the TUI waits for keys), and its
+// frames are collected. It is killed when the test ends, if it has not.
+func startTUI(t *testing.T, args ...string) (cmd *exec.Cmd, keys io.WriteCloser, frames *syncBuffer) {
+	t.Helper()
+	cmd = scrimProcess(t, args...)
+	keys, err := cmd.StdinPipe()
+	must(t, err)
+	frames = &syncBuffer{}
+	cmd.Stdout = frames
+	must(t, cmd.Start())
+	t.Cleanup(func() { cmd.Process.Kill() })
+	return cmd, keys, frames
 }
 
 // waitFor waits (a generous bound, so a loaded machine is not a failure)

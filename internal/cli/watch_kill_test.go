@@ -93,13 +93,7 @@ poll:
 	}
 	// The next scrim imports it whole at start; `scrim import` then finds
 	// it unchanged.
-	reopened := scrimProcess(t, "--store", store, "--watch", "claude:"+projects)
-	keys, err := reopened.StdinPipe()
-	must(t, err)
-	var frames syncBuffer
-	reopened.Stdout = &frames
-	must(t, reopened.Start())
-	t.Cleanup(func() { reopened.Process.Kill() })
+	reopened, keys, frames := startTUI(t, "--store", store, "--watch", "claude:"+projects)
 	summary := fmt.Sprintf("imported %d messages into 1 session", want)
 	if !interrupted {
 		summary = "Step 0: look at" // nothing to import: the list shows the session

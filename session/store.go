@@ -204,11 +204,6 @@ func open(dir string, l0 int) (*Store, error) {
 		lk.unlock()
 		return nil, openFailure(dir, err)
 	}
-	if err := verifyTables(dir, db); err != nil {
-		db.Close()
-		lk.unlock()
-		return nil, err
-	}
 	s := &Store{db: db, dir: dir, lock: lk, Now: time.Now}
 	if err := s.checkVersion(); err != nil {
 		s.Close()

@@ -198,9 +198,18 @@ func preopenTables(dir string) error {
 	}
 	ids := slices.Sorted(maps.Keys(mf.Tables))
 	errs := make([]error, len(ids))
+	// As many readers as the buffers' room holds the largest table of:
+	// this store's tables are 2 MB, older stores' up to 8 MB.
+	var largest int64
+	for _, id := range ids {
+		if fi, err := os.Stat(filepath.Join(dir, table.IDToFilename(id))); err == nil {
+			largest = max(largest, fi.Size())
+		}
+	}
+	readers := min(cores.N(), len(ids), max(1, int(tableReadRoom/max(largest, 1))))
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for range min(cores.N(), len(ids)) {
+	for range readers {
 		wg.Go(func() {
 			var buf []byte
 			for i := int(next.Add(1) - 1); i < len(ids); i = int(next.Add(1) - 1) {
@@ -223,15 +232,12 @@ func preopenTables(dir string) error {
 	return nil
 }
 
+// tableReadRoom bounds the buffers preopenTables reads tables into.
+const tableReadRoom = 32 << 20
+
 // preopen reads table id from path into *buf (grown as needed), opens it
 // as Badger does and checks every block.
-func preopen(path string, id uint64, buf *[]byte, opt table.Options) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			msg, _, _ := strings.Cut(strings.TrimSpace(fmt.Sprint(r)), "\n")
-			err = errors.New(msg)
-		}
-	}()
+func preopen(path string, id uint64, buf *[]byte, opt table.Options) error {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil // Badger reports a missing table
@@ -251,13 +257,28 @@ func preopen(path string, id uint64, buf *[]byte, opt table.Options) (err error)
 	if _, err := io.ReadFull(f, data); err != nil {
 		return err
 	}
-	t, err := table.OpenInMemoryTable(data, id, &opt)
-	if err != nil {
+	var t *table.Table
+	if err := caught(func() (err error) { t, err = table.OpenInMemoryTable(data, id, &opt); return err }); err != nil {
 		return err
 	}
-	// With Badger's ChkMode (OnBlockRead) every block is checked as it
-	// is read, as DB.VerifyChecksum checks them.
-	return t.VerifyChecksum()
+	// With Badger's ChkMode (OnBlockRead) every block is checked as it is
+	// read, as DB.VerifyChecksum checks them. A bad block's error names
+	// it through a nil block and a table without a file: a panic.
+	if caught(t.VerifyChecksum) != nil {
+		return errors.New("a block does not match its checksum")
+	}
+	return nil
+}
+
+// caught is fn's error, or the first line of what it panicked with.
+func caught(fn func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			msg, _, _ := strings.Cut(strings.TrimSpace(fmt.Sprint(r)), "\n")
+			err = errors.New(msg)
+		}
+	}()
+	return fn()
 }
 
 // diskError is a store that cannot be opened for a reason of its disk:

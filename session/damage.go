@@ -175,9 +175,7 @@ func checkManifest(dir string) error {
 // where a panic over damaged bytes (an offset in a table's last block that
 // runs off its end) cannot be caught and kills the process with a trace
 // (found by the byte-flip test, on the runs whose random IDs put a flip
-// there); and Badger checks a block only when it reads one, and an iterator
-// that meets a bad block just stops, so a damaged table would read as fewer
-// sessions or messages than there are.
+// there); the blocks for the reason verifyTables gives.
 //
 // Tables hold keys and small values only (the large ones are in the value
 // log, checked as each is read), 449 MB at a million messages. Badger's own

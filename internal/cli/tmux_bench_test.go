@@ -167,32 +167,29 @@ const machineStall = 20 * time.Millisecond
 // host, the host itself), not scrim's or tmux's alone.
 type lateness struct {
 	mu    sync.Mutex
-	woke  []time.Time // wakes more than a millisecond late
-	by    []time.Duration
+	late  [][2]time.Time // the sleeps that woke more than a millisecond late: when each began and woke
 	done  chan struct{}
 	ended sync.WaitGroup
 }
 
 func watchLateness() *lateness {
 	l := &lateness{done: make(chan struct{})}
-	l.ended.Add(1)
-	go func() {
-		defer l.ended.Done()
+	l.ended.Go(func() {
 		for {
 			select {
 			case <-l.done:
 				return
 			default:
 			}
-			t := time.Now()
+			began := time.Now()
 			time.Sleep(time.Millisecond)
-			if d := time.Since(t) - time.Millisecond; d > time.Millisecond {
+			if woke := time.Now(); woke.Sub(began) > 2*time.Millisecond {
 				l.mu.Lock()
-				l.woke, l.by = append(l.woke, time.Now()), append(l.by, d)
+				l.late = append(l.late, [2]time.Time{began, woke})
 				l.mu.Unlock()
 			}
 		}
-	}()
+	})
 	return l
 }
 
@@ -201,9 +198,9 @@ func (l *lateness) most(from, to time.Time) time.Duration {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var most time.Duration
-	for i, w := range l.woke {
-		if w.After(from) && w.Add(-l.by[i]).Before(to) {
-			most = max(most, l.by[i])
+	for _, s := range l.late {
+		if s[1].After(from) && s[0].Before(to) {
+			most = max(most, s[1].Sub(s[0])-time.Millisecond)
 		}
 	}
 	return most

@@ -137,7 +137,7 @@ func scrollWhile(b *testing.B, during, src, pol, model string) (steps []time.Dur
 		at := time.Now()
 		took, pane := tui.step("k")
 		sel = position(b, pane)
-		lag := late.most(at, at.Add(took))
+		lag, cpu := late.most(at, at.Add(took))
 		if busy(pane) {
 			steps = append(steps, took)
 			if took > 50*time.Millisecond && lag >= machineStall {
@@ -148,9 +148,9 @@ func scrollWhile(b *testing.B, during, src, pol, model string) (steps []time.Dur
 			idle++
 		}
 		if took > slowStep {
-			b.Logf("%s: step to #%d, %.1f s in, took %.1f ms (a 1 ms sleep of the harness meanwhile woke %.1f ms late); then: %s (at %s)",
+			b.Logf("%s: step to #%d, %.1f s in, took %.1f ms (a 1 ms sleep of the harness meanwhile woke %.1f ms late, on processor %d); then: %s (at %s)",
 				during, sel, time.Since(began).Seconds(), float64(took)/float64(time.Millisecond),
-				float64(lag)/float64(time.Millisecond), statusLine(pane), at.Format("15:04:05.000"))
+				float64(lag)/float64(time.Millisecond), cpu, statusLine(pane), at.Format("15:04:05.000"))
 		}
 	}
 	return steps, stalled
@@ -162,48 +162,69 @@ func scrollWhile(b *testing.B, during, src, pol, model string) (steps []time.Dur
 // core; 20-90 ms when another guest of the host takes the cores.
 const machineStall = 20 * time.Millisecond
 
-// lateness notes how late a 1 ms sleep of the harness wakes: a slow step
-// during which it woke late too is the machine's (another guest of the
-// host, the host itself), not scrim's or tmux's alone.
+// lateness notes how late a 1 ms sleep of the harness wakes, on each
+// processor (a watcher pinned to each): a slow step during which one woke
+// late too is the machine's (another guest of the host taking a virtual
+// processor, the host itself, a kernel that does not preempt a long call),
+// not scrim's or tmux's alone. One watcher left to run anywhere tells only
+// of the processor it happened to run on, most often the one scrim left
+// free.
 type lateness struct {
 	mu    sync.Mutex
-	late  [][2]time.Time // the sleeps that woke more than a millisecond late: when each began and woke
+	late  []lateSleep // the sleeps that woke more than a millisecond late
 	done  chan struct{}
 	ended sync.WaitGroup
 }
 
+type lateSleep struct {
+	began, woke time.Time
+	cpu         int // -1: not pinned
+}
+
 func watchLateness() *lateness {
 	l := &lateness{done: make(chan struct{})}
-	l.ended.Go(func() {
-		for {
-			select {
-			case <-l.done:
-				return
-			default:
+	cpus := eachCPU()
+	if len(cpus) == 0 {
+		cpus = []int{-1}
+	}
+	for _, cpu := range cpus {
+		l.ended.Go(func() {
+			if cpu >= 0 {
+				pinTo(cpu)
 			}
-			began := time.Now()
-			time.Sleep(time.Millisecond)
-			if woke := time.Now(); woke.Sub(began) > 2*time.Millisecond {
-				l.mu.Lock()
-				l.late = append(l.late, [2]time.Time{began, woke})
-				l.mu.Unlock()
+			for {
+				select {
+				case <-l.done:
+					return
+				default:
+				}
+				began := time.Now()
+				time.Sleep(time.Millisecond)
+				if woke := time.Now(); woke.Sub(began) > 2*time.Millisecond {
+					l.mu.Lock()
+					l.late = append(l.late, lateSleep{began, woke, cpu})
+					l.mu.Unlock()
+				}
 			}
-		}
-	})
+		})
+	}
 	return l
 }
 
-// most is the most that a sleep overlapping from..to woke late.
-func (l *lateness) most(from, to time.Time) time.Duration {
+// most is the most that a sleep overlapping from..to woke late, and on
+// which processor (-1: none late, or not pinned).
+func (l *lateness) most(from, to time.Time) (most time.Duration, cpu int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var most time.Duration
+	cpu = -1
 	for _, s := range l.late {
-		if s[1].After(from) && s[0].Before(to) {
-			most = max(most, s[1].Sub(s[0])-time.Millisecond)
+		if s.woke.After(from) && s.began.Before(to) {
+			if d := s.woke.Sub(s.began) - time.Millisecond; d > most {
+				most, cpu = d, s.cpu
+			}
 		}
 	}
-	return most
+	return most, cpu
 }
 
 func (l *lateness) stop() { close(l.done); l.ended.Wait() }

@@ -157,9 +157,11 @@ func scrollWhile(b *testing.B, during, src, pol, model string) (steps []time.Dur
 }
 
 // machineStall is how late the harness's own sleep wakes (lateness) for
-// a slow step to be put down to the machine: the harness is nearly idle,
-// and sleeps of a millisecond wake a few late while scrim counts on every
-// core; 20-90 ms when another guest of the host takes the cores.
+// a slow step to be put down to the machine: a sleep of a millisecond on a
+// thread pinned to a processor woke at most 12 ms late beside the first
+// count on every core, or beside two sha256sum loops; 20-100 ms beside a
+// program that only allocates and touches memory on two goroutines, and
+// when another guest of the host takes the cores.
 const machineStall = 20 * time.Millisecond
 
 // lateness notes how late a 1 ms sleep of the harness wakes, on each

@@ -247,12 +247,27 @@ func (c *candidates) suspects(log *allowedLog, only []int32) map[int32][]uint64 
 		seq uint64
 	}
 	workers := min(len(log.keys), cores.Free())
-	found := make([][]hit, workers)
+	// Each worker's hits in pieces of hitPiece: one slice grown by append
+	// copied the whole of it at each doubling, and a copy is a single
+	// memmove the runtime cannot preempt. Into fresh pages (on this
+	// project's test machine, a few microseconds each the first time) the
+	// copy of the UI benchmark's hits took over 30 ms, the collector's
+	// stack scan waited for it, and the TUI's event loop, parked to assist
+	// the collector, with it: a frame 35 ms late while the user scrolled
+	// (a runtime trace of BenchmarkScrollInTmux).
+	found := make([][][]hit, workers)
 	eachRange(groupRanges(len(log.keys), workers), func(w, lo, hi int) {
+		var piece []hit
 		log.eachIn(lo, hi, func(key uint32, seq uint64) {
-			if bits[key>>8/64]&(1<<(key>>8%64)) != 0 {
-				found[w] = append(found[w], hit{key, seq})
+			if bits[key>>8/64]&(1<<(key>>8%64)) == 0 {
+				return
 			}
+			if len(piece) == cap(piece) {
+				piece = make([]hit, 0, hitPiece)
+				found[w] = append(found[w], piece[:0])
+			}
+			piece = append(piece, hit{key, seq})
+			found[w][len(found[w])-1] = piece
 		})
 	})
 	// The hits sorted by key and Seq, and where the hits of each key's top
@@ -263,9 +278,11 @@ func (c *candidates) suspects(log *allowedLog, only []int32) map[int32][]uint64 
 	dir := make([]int, 1<<16+1)
 	clear(bits) // now the hits' keys: most candidates have none
 	for _, f := range found {
-		for _, h := range f {
-			dir[h.key>>16+1]++
-			bits[h.key>>8/64] |= 1 << (h.key >> 8 % 64)
+		for _, p := range f {
+			for _, h := range p {
+				dir[h.key>>16+1]++
+				bits[h.key>>8/64] |= 1 << (h.key >> 8 % 64)
+			}
 		}
 	}
 	for b := 1; b < len(dir); b++ {
@@ -275,9 +292,11 @@ func (c *candidates) suspects(log *allowedLog, only []int32) map[int32][]uint64 
 	// once all are placed, dir[b+1] is where group b starts.
 	hits := make([]hit, dir[len(dir)-1])
 	for w, f := range found {
-		for _, h := range f {
-			dir[h.key>>16+1]--
-			hits[dir[h.key>>16+1]] = h
+		for _, p := range f {
+			for _, h := range p {
+				dir[h.key>>16+1]--
+				hits[dir[h.key>>16+1]] = h
+			}
 		}
 		found[w] = nil
 	}
@@ -327,6 +346,10 @@ func (c *candidates) suspects(log *allowedLog, only []int32) map[int32][]uint64 
 	}
 	return all
 }
+
+// hitPiece is how many hits (16 bytes each) a piece of suspects' holds (a
+// variable for tests).
+var hitPiece = 1 << 15
 
 // bytes is about what c holds: texts, list, slots and meetings.
 func (c *candidates) bytes() int {

@@ -250,9 +250,12 @@ func TestSuspectsAreTheLogsMatches(t *testing.T) {
 		msgs = append(msgs, session.Message{Seq: seq, Role: session.RoleTool, Tool: "read", Meta: session.Meta{SourcePaths: []string{path}},
 			Parts: []session.Part{{Kind: session.PartToolResult, Text: text.String(), SourcePath: path}}})
 	}
-	for _, bits := range []uint64{1<<32 - 1, 1<<10 - 1} {
-		defer func(saved uint64) { logKeyBits = saved }(logKeyBits)
+	defer func(saved uint64, piece int) { logKeyBits, hitPiece = saved, piece }(logKeyBits, hitPiece)
+	for i, bits := range []uint64{1<<32 - 1, 1<<10 - 1, 1<<10 - 1} {
 		logKeyBits = bits
+		if i == 2 {
+			hitPiece = 3 // the hits in many pieces
+		}
 		b := NewDerivedBuilder("x/y", pol)
 		b.CheckLate(true)
 		for i := 0; i < len(msgs); i += 7 {

@@ -255,6 +255,8 @@ func (c *candidates) suspects(log *allowedLog, only []int32) map[int32][]uint64 
 	// stack scan waited for it, and the TUI's event loop, parked to assist
 	// the collector, with it: a frame 35 ms late while the user scrolled
 	// (a runtime trace of BenchmarkScrollInTmux).
+	// The first piece grows by append as before, so that a few hits take
+	// no more room than they did.
 	found := make([][][]hit, workers)
 	eachRange(groupRanges(len(log.keys), workers), func(w, lo, hi int) {
 		var piece []hit
@@ -262,13 +264,15 @@ func (c *candidates) suspects(log *allowedLog, only []int32) map[int32][]uint64 
 			if bits[key>>8/64]&(1<<(key>>8%64)) == 0 {
 				return
 			}
-			if len(piece) == cap(piece) {
+			if len(piece) == cap(piece) && len(piece) >= hitPiece {
+				found[w] = append(found[w], piece)
 				piece = make([]hit, 0, hitPiece)
-				found[w] = append(found[w], piece[:0])
 			}
 			piece = append(piece, hit{key, seq})
-			found[w][len(found[w])-1] = piece
 		})
+		if len(piece) > 0 {
+			found[w] = append(found[w], piece)
+		}
 	})
 	// The hits sorted by key and Seq, and where the hits of each key's top
 	// 16 bits start (a few hits to look through for a key, not a search of

@@ -254,9 +254,9 @@ func (c *candidates) suspects(log *allowedLog, only []int32) map[int32][]uint64 
 	// copy of the UI benchmark's hits took over 30 ms, the collector's
 	// stack scan waited for it, and the TUI's event loop, parked to assist
 	// the collector, with it: a frame 35 ms late while the user scrolled
-	// (a runtime trace of BenchmarkScrollInTmux).
-	// The first piece grows by append as before, so that a few hits take
-	// no more room than they did.
+	// (a runtime trace of BenchmarkScrollInTmux). The first piece grows by
+	// append up to hitPiece, so that a few hits take no more room than in
+	// one slice.
 	found := make([][][]hit, workers)
 	eachRange(groupRanges(len(log.keys), workers), func(w, lo, hi int) {
 		var piece []hit

@@ -37,9 +37,12 @@ var (
 // Store is the Badger-backed session store. It is safe for concurrent use by
 // the goroutines of one process; a second process is refused at Open.
 type Store struct {
-	db   *badger.DB
+	db   *badger.DB // nil once a reopen failed (Settle)
 	dir  string
 	lock *dirLock
+	l0   int // Badger's bound on its first level's tables (open)
+	// reopenErr is why Settle could not open Badger again (db is nil).
+	reopenErr error
 	// Now is the clock; tests may replace it.
 	Now func() time.Time
 
@@ -187,24 +190,12 @@ func open(dir string, l0 int) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := removeEmptyLogs(dir); err != nil {
-		lk.unlock()
-		return nil, err
-	}
-	if err := checkManifest(dir); err != nil {
-		lk.unlock()
-		return nil, err
-	}
-	if err := preopenTables(dir); err != nil {
-		lk.unlock()
-		return nil, err
-	}
-	db, err := openBadger(options(dir).WithNumLevelZeroTables(l0))
+	db, err := openDB(dir, l0)
 	if err != nil {
 		lk.unlock()
-		return nil, openFailure(dir, err)
+		return nil, err
 	}
-	s := &Store{db: db, dir: dir, lock: lk, Now: time.Now}
+	s := &Store{db: db, dir: dir, lock: lk, l0: l0, Now: time.Now}
 	if err := s.checkVersion(); err != nil {
 		s.Close()
 		return nil, err
@@ -214,6 +205,25 @@ func open(dir string, l0 int) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// openDB opens the Badger of the store in dir, whose lock the caller holds,
+// with l0 tables in its first level before they are merged down.
+func openDB(dir string, l0 int) (*badger.DB, error) {
+	if err := removeEmptyLogs(dir); err != nil {
+		return nil, err
+	}
+	if err := checkManifest(dir); err != nil {
+		return nil, err
+	}
+	if err := preopenTables(dir); err != nil {
+		return nil, err
+	}
+	db, err := openBadger(options(dir).WithNumLevelZeroTables(l0))
+	if err != nil {
+		return nil, openFailure(dir, err)
+	}
+	return db, nil
 }
 
 // removeEmptyLogs removes the value log and memtable log files of dir that
@@ -320,8 +330,12 @@ func (s *Store) Dir() string { return s.dir }
 // Close flushes and releases the store. Calling it again does nothing.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
-		s.flushRecords()
-		s.closeErr = s.db.Close()
+		if s.db == nil {
+			s.closeErr = s.reopenErr
+		} else {
+			s.flushRecords()
+			s.closeErr = s.db.Close()
+		}
 		s.lock.unlock()
 	})
 	return s.closeErr

@@ -184,7 +184,9 @@ func TestMakeBigStore(t *testing.T) {
 	}
 	defer st.Close()
 	bigSession(t, st, int(bigN))
-	st.Settle(time.Minute) // as scrim import leaves a store
+	if _, err := st.Settle(time.Minute); err != nil { // as scrim import leaves a store
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(filepath.Join(dir, "policy.toml"), []byte(fixturePolicy), 0o644); err != nil {
 		t.Fatal(err)
 	}

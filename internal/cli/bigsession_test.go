@@ -123,6 +123,8 @@ func writeBigSession(tb testing.TB, dir string, n int) string {
 	if err := b.Commit(nil); err != nil {
 		tb.Fatal(err)
 	}
-	st.Settle(time.Minute) // as scrim import leaves a store
+	if _, err := st.Settle(time.Minute); err != nil { // as scrim import leaves a store
+		tb.Fatal(err)
+	}
 	return id
 }

@@ -85,24 +85,7 @@ func TestSettledImportLeavesNothingOwing(t *testing.T) {
 		t.Skip("writes 30 MB of tables")
 	}
 	dir := t.TempDir()
-	st, err := OpenToImport(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := st.Create(Header{Title: "short messages"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := strings.Repeat("a short line of a long session. ", 12)
-	for round := range 6 {
-		batch := make([]*Message, 0, 5000)
-		for i := range cap(batch) {
-			batch = append(batch, &Message{Role: RoleUser, Parts: []Part{{Kind: PartText, Text: fmt.Sprintf("%d.%d %s", round, i, text)}}})
-		}
-		if err := st.AppendBulk(h.ID, batch); err != nil {
-			t.Fatal(err)
-		}
-	}
+	st, id := importShort(t, dir, 6)
 	if ok, err := st.Settle(time.Minute); err != nil || !ok {
 		t.Fatalf("Settle gave up within a minute (%v)", err)
 	}
@@ -117,9 +100,34 @@ func TestSettledImportLeavesNothingOwing(t *testing.T) {
 	if !st.settled() {
 		t.Errorf("the store an import settled asks to be compacted when it is opened next: %+v", st.db.Levels())
 	}
-	if got, err := st.Get(h.ID); err != nil || got.Count != 30000 {
+	if got, err := st.Get(id); err != nil || got.Count != 30000 {
 		t.Errorf("%d messages after the store was opened again (%v), want 30000", got.Count, err)
 	}
+}
+
+// importShort opens the store in dir to import and writes a session of
+// rounds times 5,000 short messages into it, about 5 MB a round.
+func importShort(t *testing.T, dir string, rounds int) (*Store, string) {
+	t.Helper()
+	st, err := OpenToImport(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := st.Create(Header{Title: "short messages"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Repeat("a short line of a long session. ", 12)
+	for round := range rounds {
+		batch := make([]*Message, 0, 5000)
+		for i := range cap(batch) {
+			batch = append(batch, &Message{Role: RoleUser, Parts: []Part{{Kind: PartText, Text: fmt.Sprintf("%d.%d %s", round, i, text)}}})
+		}
+		if err := st.AppendBulk(h.ID, batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return st, h.ID
 }
 
 func tablesByLevel(st *Store) []int {
@@ -138,24 +146,7 @@ func TestSettleReopenFailsClosed(t *testing.T) {
 		t.Skip("writes 40 MB of tables")
 	}
 	dir := t.TempDir()
-	st, err := OpenToImport(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := st.Create(Header{Title: "short messages"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := strings.Repeat("a short line of a long session. ", 12)
-	for round := range 8 {
-		batch := make([]*Message, 0, 5000)
-		for i := range cap(batch) {
-			batch = append(batch, &Message{Role: RoleUser, Parts: []Part{{Kind: PartText, Text: fmt.Sprintf("%d.%d %s", round, i, text)}}})
-		}
-		if err := st.AppendBulk(h.ID, batch); err != nil {
-			t.Fatal(err)
-		}
-	}
+	st, _ := importShort(t, dir, 8)
 	tables, _ := filepath.Glob(filepath.Join(dir, "*.sst"))
 	if len(tables) == 0 {
 		t.Fatal("fixture: no table written before Settle")

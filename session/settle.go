@@ -1,6 +1,10 @@
 package session
 
-import "time"
+import (
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+)
 
 // Settle waits, up to most, for Badger to finish the compactions a big
 // write left owing: tables over their level's size, or too many of them
@@ -48,7 +52,9 @@ func (s *Store) Settle(most time.Duration) (bool, error) {
 		s.db, s.reopenErr = nil, err
 		return false, err
 	}
-	db, err := openDB(s.dir, s.l0)
+	// Badger's own lock on the folder is a flock, which a child being
+	// started holds a copy of for a moment: whileInUse waits that out.
+	db, err := whileInUse(func() (*badger.DB, error) { return openDB(s.dir, s.l0) })
 	if err != nil {
 		s.db, s.reopenErr = nil, err
 		return false, err

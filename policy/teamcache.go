@@ -148,11 +148,7 @@ func stampOf(path string) (stamp, error) {
 	if err != nil {
 		return stamp{}, err
 	}
-	s := stamp{exists: true, size: fi.Size(), mtime: fi.ModTime().UnixNano()}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		s.ino = uint64(st.Ino)
-	}
-	return s, nil
+	return stamp{exists: true, size: fi.Size(), mtime: fi.ModTime().UnixNano(), ino: inode(fi)}, nil
 }
 
 // dir returns what folder path holds; c.mu is held.

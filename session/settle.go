@@ -50,19 +50,26 @@ func (s *Store) Settle(most time.Duration) (bool, error) {
 	if !s.settleBy(deadline) {
 		return false, nil
 	}
-	if err := s.db.Close(); err != nil {
-		s.db, s.reopenErr = nil, err
-		return false, err
+	err := s.db.Close()
+	if err == nil {
+		// Badger's own lock on the folder is a flock, which a child being
+		// started holds a copy of for a moment: whileInUse waits that out.
+		var db *badger.DB
+		if db, err = whileInUse(func() (*badger.DB, error) { return openDB(s.dir, s.l0) }); err == nil {
+			s.db = db
+			return s.settleBy(deadline), nil
+		}
 	}
-	// Badger's own lock on the folder is a flock, which a child being
-	// started holds a copy of for a moment: whileInUse waits that out.
-	db, err := whileInUse(func() (*badger.DB, error) { return openDB(s.dir, s.l0) })
-	if err != nil {
-		s.db, s.reopenErr = nil, err
-		return false, err
-	}
-	s.db = db
-	return s.settleBy(deadline), nil
+	s.closed(err)
+	return false, err
+}
+
+// closed ends a store whose Badger is closed already: Close returns err.
+func (s *Store) closed(err error) {
+	s.closeOnce.Do(func() {
+		s.closeErr = err
+		s.lock.unlock()
+	})
 }
 
 // settleBy waits until the store is settled, or deadline has passed.

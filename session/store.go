@@ -37,12 +37,10 @@ var (
 // Store is the Badger-backed session store. It is safe for concurrent use by
 // the goroutines of one process; a second process is refused at Open.
 type Store struct {
-	db   *badger.DB // nil once a reopen failed (Settle)
+	db   *badger.DB
 	dir  string
 	lock *dirLock
 	l0   int // Badger's bound on its first level's tables (open)
-	// reopenErr is why Settle could not open Badger again (db is nil).
-	reopenErr error
 	// Now is the clock; tests may replace it.
 	Now func() time.Time
 
@@ -330,12 +328,8 @@ func (s *Store) Dir() string { return s.dir }
 // Close flushes and releases the store. Calling it again does nothing.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
-		if s.db == nil {
-			s.closeErr = s.reopenErr
-		} else {
-			s.flushRecords()
-			s.closeErr = s.db.Close()
-		}
+		s.flushRecords()
+		s.closeErr = s.db.Close()
 		s.lock.unlock()
 	})
 	return s.closeErr

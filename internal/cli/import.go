@@ -210,11 +210,11 @@ func (a *app) runImport(agent string, paths []string, verbose bool) error {
 	}
 	// The compactions the import left owing are done now, not beside the
 	// first count of the TUI started next (session.Store.Settle).
-	if _, err := st.Settle(importSettle); err != nil {
-		bar.finish()
+	_, err = st.Settle(importSettle)
+	bar.finish()
+	if err != nil {
 		return fmt.Errorf("everything was imported, but the store could not be opened again to settle it: %w", describeStoreErr(st.Dir(), err))
 	}
-	bar.finish()
 	if one != nil {
 		return one
 	}

@@ -239,8 +239,12 @@ func special8(x uint64) uint64 {
 }
 
 // unmarshalMessage decodes a stored message record into m (which it resets).
-func unmarshalMessage(data []byte, m *Message) error {
-	d := decoder{data: data}
+func unmarshalMessage(data []byte, m *Message) error { return unmarshalMessageOf("", data, m) }
+
+// unmarshalMessageOf is unmarshalMessage of a record expected to be of
+// session sid.
+func unmarshalMessageOf(sid string, data []byte, m *Message) error {
+	d := decoder{data: data, sid: sid}
 	if err := d.message(m); err == nil {
 		return nil
 	}

@@ -9,6 +9,13 @@ import (
 
 var messageKeys = []string{"id", "sessionId", "seq", "role", "model", "tool", "toolCallId", "isError", "parts", "meta", "createdAt"}
 
+// roles and kinds are the values a record's role and its parts' kinds
+// take: decoded as these strings, not copied.
+var (
+	roles = []string{string(RoleUser), string(RoleAssistant), string(RoleTool), string(RoleSystem), string(RoleEvent)}
+	kinds = []string{string(PartText), string(PartToolCall), string(PartToolResult)}
+)
+
 // message reads a whole record in the shape marshalMessage writes.
 func (d *decoder) message(m *Message) error {
 	err := d.object(messageKeys, func(k int) error {
@@ -16,26 +23,26 @@ func (d *decoder) message(m *Message) error {
 		var s string
 		switch k {
 		case 0:
-			m.ID, err = d.str()
+			m.ID, err = d.short()
 		case 1:
-			m.SessionID, err = d.str()
+			m.SessionID, err = d.known([]string{d.sid})
 		case 2:
 			m.Seq, err = d.uint()
 		case 3:
-			s, err = d.str()
+			s, err = d.known(roles)
 			m.Role = Role(s)
 		case 4:
-			m.Model, err = d.str()
+			m.Model, err = d.short()
 		case 5:
-			m.Tool, err = d.str()
+			m.Tool, err = d.short()
 		case 6:
-			m.ToolCallID, err = d.str()
+			m.ToolCallID, err = d.short()
 		case 7:
 			m.IsError, err = d.bool()
 		case 8:
 			m.Parts, err = d.parts()
 		case 9:
-			err = d.meta(&m.Meta)
+			err = d.meta(&m.Meta, m.Parts)
 		case 10:
 			err = d.timeInto(&m.CreatedAt)
 		}
@@ -87,7 +94,7 @@ func (d *decoder) parts() ([]Part, error) {
 			var s string
 			switch k {
 			case 0:
-				s, err = d.str()
+				s, err = d.known(kinds)
 				p.Kind = PartKind(s)
 			case 1:
 				p.Text, err = d.str()
@@ -96,9 +103,9 @@ func (d *decoder) parts() ([]Part, error) {
 			case 3:
 				p.Redacted, err = d.bool()
 			case 4:
-				p.CallID, err = d.str()
+				p.CallID, err = d.short()
 			case 5:
-				p.Name, err = d.str()
+				p.Name, err = d.short()
 			case 6:
 				p.Input, err = d.raw()
 			case 7:
@@ -125,12 +132,14 @@ func (d *decoder) parts() ([]Part, error) {
 
 var metaKeys = []string{"sourcePaths", "note", "unknownSource", "noFiles"}
 
-func (d *decoder) meta(m *Meta) error {
+// meta reads a record's meta; a source path that one of its parts names
+// too (a tool result of one file) is decoded as that part's.
+func (d *decoder) meta(m *Meta, parts []Part) error {
 	return d.object(metaKeys, func(k int) error {
 		var err error
 		switch k {
 		case 0:
-			m.SourcePaths, err = d.strings()
+			m.SourcePaths, err = d.paths(parts)
 		case 1:
 			m.Note, err = d.str()
 		case 2:

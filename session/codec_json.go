@@ -16,6 +16,11 @@ import (
 type decoder struct {
 	data []byte
 	i    int
+	// sid is the session the record is expected to be of: its sessionId
+	// is decoded as sid, not copied.
+	sid string
+	// small is room for the record's short strings (short).
+	small []byte
 }
 
 func (d *decoder) ws() {
@@ -87,7 +92,9 @@ func indexOf(keys []string, b []byte) int {
 	return -1
 }
 
-func (d *decoder) strings() ([]string, error) {
+// paths reads a message's source paths. One that a part names too (most
+// tool results read one file) is decoded as the part's: the same string.
+func (d *decoder) paths(parts []Part) ([]string, error) {
 	if !d.next('[') {
 		return nil, errSlow
 	}
@@ -97,7 +104,7 @@ func (d *decoder) strings() ([]string, error) {
 	}
 	for {
 		d.ws()
-		s, err := d.str()
+		s, err := d.path(parts)
 		if err != nil {
 			return nil, err
 		}
@@ -110,6 +117,65 @@ func (d *decoder) strings() ([]string, error) {
 		}
 		return nil, errSlow
 	}
+}
+
+func (d *decoder) path(parts []Part) (string, error) {
+	start := d.i
+	b, err := d.rawString()
+	if err != nil {
+		d.i = start
+		return d.str()
+	}
+	for i := range parts {
+		if parts[i].SourcePath == string(b) {
+			return parts[i].SourcePath, nil
+		}
+	}
+	return string(b), nil
+}
+
+// known reads a string that is most often one of vals, and returns that
+// one of vals rather than a copy.
+func (d *decoder) known(vals []string) (string, error) {
+	start := d.i
+	if b, err := d.rawString(); err == nil {
+		for _, v := range vals {
+			if v == string(b) {
+				return v, nil
+			}
+		}
+	}
+	d.i = start
+	return d.short()
+}
+
+// smallRoom is the room a record's short strings share.
+const smallRoom = 128
+
+// short reads a string that is short and belongs to the record (its ID, a
+// tool's name, a call's ID). Such strings share one allocation of
+// smallRoom bytes (a tool result's three were three allocations), which
+// each of them keeps alive; none is ever written again. A longer string,
+// or one with escapes or past ASCII, is a string of its own.
+//
+// A million-message first count allocated ten strings a message; this
+// allocation and the ones known and paths spare leave about four.
+func (d *decoder) short() (string, error) {
+	start := d.i
+	b, err := d.rawString()
+	if err != nil {
+		d.i = start
+		return d.str()
+	}
+	if len(b) == 0 || len(b) > smallRoom/2 {
+		return string(b), nil
+	}
+	if cap(d.small)-len(d.small) < len(b) {
+		d.small = make([]byte, 0, smallRoom)
+	}
+	n := len(d.small)
+	d.small = append(d.small, b...)
+	return unsafe.String(&d.small[n], len(b)), nil
 }
 
 // time hands the quoted value to time.Time's own UnmarshalJSON, as

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 )
 
 func codecSamples() map[string]*Message {
@@ -29,6 +30,13 @@ func codecSamples() map[string]*Message {
 		"note only":         {Role: "event", Meta: Meta{Note: "x"}},
 		"empty sourcePaths": {Role: "tool", Meta: Meta{SourcePaths: []string{}}},
 		"unicode keys text": {Role: "assistant", Model: "ü", Parts: []Part{{Kind: PartText, Text: strings.Repeat("line\twith\ttabs\n", 50)}}},
+		// Short strings past what one record's room holds, one too long
+		// for it, and kinds and roles of no known value.
+		"many short strings": {ID: strings.Repeat("i", 60), SessionID: "s", Role: "robot", Model: strings.Repeat("m", 64),
+			Tool: strings.Repeat("t", 65), ToolCallID: strings.Repeat("c", 50), Parts: []Part{
+				{Kind: "image", CallID: strings.Repeat("k", 40), Name: "n\u00e9"},
+				{Kind: PartToolCall, CallID: "x", Name: strings.Repeat("n", 30)}},
+			Meta: Meta{SourcePaths: []string{"/b", "/a\tb"}}},
 	}
 }
 
@@ -87,7 +95,42 @@ func checkDecode(t *testing.T, data []byte) (fast bool) {
 	if wantErr != nil || !reflect.DeepEqual(direct, want) {
 		t.Fatalf("%q: fast path accepted it as %#v; encoding/json: %#v, %v", data, direct, want, wantErr)
 	}
+	// Read as a record of its own session, or of another, it is the same.
+	for _, sid := range []string{want.SessionID, "other"} {
+		var of Message
+		if err := unmarshalMessageOf(sid, data, &of); err != nil || !reflect.DeepEqual(of, want) {
+			t.Fatalf("%q read as session %q's: %#v, %v; encoding/json: %#v", data, sid, of, err, want)
+		}
+	}
 	return true
+}
+
+// A tool result's short strings share one allocation, its role, kind and
+// session ID are not copied, and its source path is decoded once: ten
+// allocations a message were a tenth of the TUI's first count at a
+// million messages.
+func TestDecodeSharesStrings(t *testing.T) {
+	m := &Message{ID: "0192f5c4-7e3a-7b1d-9c2e-5a4b3c2d1e0f", SessionID: "s-1", Seq: 7, Role: RoleTool, Tool: "read",
+		ToolCallID: "toolu_01AbCdEfGhIjKlMnOpQrStUv", Model: "anthropic/claude-sonnet-4-5", CreatedAt: time.Now().UTC(),
+		Parts: []Part{{Kind: PartToolResult, Text: "package x\n", SourcePath: "/src/x.go"}}}
+	m.SyncSourcePaths()
+	data, err := marshalMessage(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got Message
+	// The parts, the text, the path, the paths, the short strings.
+	if n := testing.AllocsPerRun(100, func() { got = Message{}; _ = unmarshalMessageOf("s-1", data, &got) }); n > 5 {
+		t.Errorf("a tool result's record decoded in %v allocations, want at most 5", n)
+	}
+	if !reflect.DeepEqual(&got, m) {
+		t.Fatalf("decoded %#v, want %#v", got, *m)
+	}
+	same := func(a, b string) bool { return unsafe.StringData(a) == unsafe.StringData(b) }
+	if !same(got.Meta.SourcePaths[0], got.Parts[0].SourcePath) || !same(string(got.Role), string(RoleTool)) ||
+		!same(string(got.Parts[0].Kind), string(PartToolResult)) {
+		t.Error("the path, the role or the kind was copied")
+	}
 }
 
 func TestUnmarshalMatchesEncodingJSON(t *testing.T) {

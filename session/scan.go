@@ -469,7 +469,7 @@ func (s *Store) recordRuns(id string, runs [][2]uint64, sized func(first, n uint
 }
 
 func decodeMessage(id string, seq uint64, v []byte, m *Message) error {
-	if err := unmarshalMessage(v, m); err != nil {
+	if err := unmarshalMessageOf(id, v, m); err != nil {
 		*m = Message{}
 		return err
 	}

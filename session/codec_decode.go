@@ -1,7 +1,6 @@
 package session
 
 import (
-	"bytes"
 	"encoding/json"
 )
 
@@ -58,8 +57,6 @@ func (d *decoder) message(m *Message) error {
 	return nil
 }
 
-var partStart = []byte(`{"kind":`)
-
 var partKeys = []string{"kind", "text", "sourcePath", "redacted", "callId", "name", "input", "filtered"}
 
 // parts reads the parts array; null is json.Marshal's nil slice.
@@ -74,14 +71,14 @@ func (d *decoder) parts() ([]Part, error) {
 	if d.next(']') {
 		return []Part{}, nil
 	}
-	// Sized once: grown by append, a message of 30 parts (a search's hits,
-	// each from its file) was given room for 63, and the parts were a
-	// seventh of what the 20k benchmark session's first preview allocated.
-	// Each part's object starts with partStart in the shape marshalMessage
-	// writes, and nothing else in the rest of the record can but a tool
-	// call's input (a string's quotes are escaped), so the count is never
-	// short, and seldom long.
-	parts := make([]Part, 0, max(1, bytes.Count(d.data[d.i:], partStart)))
+	// Decoded into room on the stack for the few most messages have, then
+	// copied into a slice of their number. Grown by append, a message of
+	// 30 parts (a search's hits, each from its file) was given room for
+	// 63, and the parts were a seventh of what the 20k benchmark session's
+	// first preview allocated; counted first (bytes.Count of each part's
+	// opening), the whole rest of every record was searched once more.
+	var room [8]Part
+	parts := room[:0]
 	for {
 		// Decoded in place: a Part of its own that the closure captures
 		// would be moved to the heap, 136 bytes for every part decoded,
@@ -112,7 +109,9 @@ func (d *decoder) parts() ([]Part, error) {
 				// Never stored: only a redacted copy's notes come this way.
 				var raw []byte
 				if raw, err = d.raw(); err == nil {
-					err = json.Unmarshal(raw, &p.Filtered)
+					var f []Filtered // not &p.Filtered, which would move the parts' room to the heap
+					err = json.Unmarshal(raw, &f)
+					p.Filtered = f
 				}
 			}
 			return err
@@ -124,7 +123,9 @@ func (d *decoder) parts() ([]Part, error) {
 			continue
 		}
 		if d.next(']') {
-			return parts, nil
+			out := make([]Part, len(parts))
+			copy(out, parts)
+			return out, nil
 		}
 		return nil, errSlow
 	}

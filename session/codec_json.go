@@ -24,6 +24,9 @@ type decoder struct {
 }
 
 func (d *decoder) ws() {
+	if d.i < len(d.data) && d.data[d.i] > ' ' {
+		return // the stored shape has no white space: the common case
+	}
 	for d.i < len(d.data) {
 		switch d.data[d.i] {
 		case ' ', '\t', '\n', '\r':
@@ -55,14 +58,16 @@ func (d *decoder) object(keys []string, field func(k int) error) error {
 		return nil
 	}
 	var seen uint32
+	k := -1
 	for {
 		d.ws()
 		name, err := d.rawString()
 		if err != nil {
 			return err
 		}
-		k := indexOf(keys, name)
-		if k < 0 || seen&(1<<k) != 0 {
+		// Keys come in the order marshalMessage writes them, some
+		// left out: the one after the last is looked at first.
+		if k = indexOf(keys, name, k+1); k < 0 || seen&(1<<k) != 0 {
 			return errSlow
 		}
 		seen |= 1 << k
@@ -83,9 +88,15 @@ func (d *decoder) object(keys []string, field func(k int) error) error {
 	}
 }
 
-func indexOf(keys []string, b []byte) int {
-	for i, k := range keys {
-		if k == string(b) {
+// indexOf is the index of b in keys, looked for from from on, then before.
+func indexOf(keys []string, b []byte, from int) int {
+	for i := from; i < len(keys); i++ {
+		if keys[i] == string(b) {
+			return i
+		}
+	}
+	for i := range min(from, len(keys)) {
+		if keys[i] == string(b) {
 			return i
 		}
 	}
@@ -234,16 +245,25 @@ func (d *decoder) rawString() ([]byte, error) {
 	}
 	start := d.i + 1
 	for i := start; i < len(d.data); i++ {
-		switch c := d.data[i]; {
-		case c == '"':
+		if c := d.data[i]; notRaw[c] {
+			if c != '"' {
+				return nil, errSlow
+			}
 			d.i = i + 1
 			return d.data[start:i], nil
-		case c == '\\' || c < 0x20 || c >= utf8.RuneSelf:
-			return nil, errSlow
 		}
 	}
 	return nil, errSlow
 }
+
+// notRaw marks the bytes that end a string rawString reads (a quote) or
+// send it to str: a backslash, a control character, a byte past ASCII.
+var notRaw = func() (t [256]bool) {
+	for c := range t {
+		t[c] = c == '"' || c == '\\' || c < 0x20 || c >= utf8.RuneSelf
+	}
+	return t
+}()
 
 // str reads a string value. A string without escapes is copied once; one
 // with escapes is decoded into a buffer sized by a first pass, which then

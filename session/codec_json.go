@@ -113,9 +113,10 @@ func (d *decoder) paths(parts []Part) ([]string, error) {
 	if d.next(']') {
 		return out, nil
 	}
+	next := 0 // the part after the last one a path was found in
 	for {
 		d.ws()
-		s, err := d.path(parts)
+		s, err := d.path(parts, &next)
 		if err != nil {
 			return nil, err
 		}
@@ -130,15 +131,21 @@ func (d *decoder) paths(parts []Part) ([]string, error) {
 	}
 }
 
-func (d *decoder) path(parts []Part) (string, error) {
+// path reads a source path, looked for among parts from *next on, then
+// before: a message's paths follow its parts' order (SyncSourcePaths), so
+// each is found at once, where a search from the first part was quadratic
+// in a search result's many files.
+func (d *decoder) path(parts []Part, next *int) (string, error) {
 	start := d.i
 	b, err := d.rawString()
 	if err != nil {
 		d.i = start
 		return d.str()
 	}
-	for i := range parts {
+	for k := range parts {
+		i := (*next + k) % len(parts)
 		if parts[i].SourcePath == string(b) {
+			*next = i + 1
 			return parts[i].SourcePath, nil
 		}
 	}

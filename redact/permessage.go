@@ -52,7 +52,7 @@ func PerMessage(stored, sent []session.Message) []MessageReport {
 			}
 		}
 		if why, unknown := m.Unknown(); unknown && hasContent(m.Parts) {
-			r.UnknownSource = &why
+			r.UnknownSource = new(why) // not &why: that moved why to the heap for every message
 		}
 		if len(r.Redacted) > 0 || r.Withheld || r.UnknownSource != nil {
 			if r.Redacted == nil {

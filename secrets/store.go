@@ -67,12 +67,24 @@ func storedRecords(st *session.Store, id string, msgs []session.Message) (map[ui
 	for i := range msgs {
 		lo, hi = min(lo, msgs[i].Seq), max(hi, msgs[i].Seq)
 	}
+	// The records side by side in shared chunks: nearly all are 13 bytes
+	// (no finding), and a copy of each of their own was a million
+	// allocations of the TUI's first count at a million messages.
+	var room []byte
 	err := st.ScanRecords(id, lo, hi, func(seq uint64, v []byte) error {
-		stored[seq] = append([]byte(nil), v...)
+		if cap(room)-len(room) < len(v) {
+			room = make([]byte, 0, max(recordRoom, len(v)))
+		}
+		n := len(room)
+		room = append(room, v...)
+		stored[seq] = room[n:len(room):len(room)]
 		return nil
 	})
 	return stored, err
 }
+
+// recordRoom is the size of the chunks storedRecords copies records into.
+const recordRoom = 16 << 10
 
 // Lazy is what Lookup is made of, for a caller that asks for the findings
 // of only the messages whose content it sends (redact.Context.Findings asks for none

@@ -146,3 +146,40 @@ func TestLazyScansWhatIsAsked(t *testing.T) {
 		t.Fatalf("after both: %+v", stats)
 	}
 }
+
+// TestLazyReadsRecordsTogether: the records a lazy lookup reads are
+// copied side by side, not each into an allocation of its own (a count
+// reads one for every message of the session), and each still reads back
+// as its message's.
+func TestLazyReadsRecordsTogether(t *testing.T) {
+	cs := credentials()
+	texts := make([]string, 1000)
+	for i := range texts {
+		texts[i] = "plain output"
+		if i%7 == 0 {
+			texts[i] = cs[2].before + cs[2].secret // a longer record, with its finding
+		}
+	}
+	st, id, msgs := storeWith(t, texts...)
+	if _, _, err := Lookup(st, id, msgs); err != nil {
+		t.Fatal(err)
+	}
+	var l *Lazy
+	allocs := testing.AllocsPerRun(3, func() {
+		var err error
+		if l, err = LookupLazy(st, id, msgs); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if per := allocs / float64(len(msgs)); per > 0.5 {
+		t.Errorf("%.0f allocations to read %d records", allocs, len(msgs))
+	}
+	for i := range msgs {
+		if got := l.Of(&msgs[i]); (i%7 == 0) != (len(got) == 1) {
+			t.Fatalf("message %d: %+v", i+1, got)
+		}
+	}
+	if n := l.Save(); n != 0 {
+		t.Fatalf("%d messages scanned again: their records did not read back", n)
+	}
+}

@@ -96,11 +96,22 @@ func verifyTables(dir string, db *badger.DB) (err error) {
 // there should be one is that damage.
 func (s *Store) value(item *badger.Item, fn func([]byte) error) error {
 	err := checkedValue(item, fn)
+	if err != nil {
+		s.nameDir(err)
+	}
+	return err
+}
+
+// nameDir names the store's folder in err if it is a DamagedError that
+// names none. Apart from value, whose every call reads a record: a
+// DamagedError declared there, its address taken, was moved to the heap
+// at each call, a million allocations in the TUI's first count at a
+// million messages.
+func (s *Store) nameDir(err error) {
 	var de *DamagedError
 	if errors.As(err, &de) && de.Dir == "" {
 		de.Dir = s.dir
 	}
-	return err
 }
 
 // checkedValue is Store.value where the store is not at hand; the error

@@ -429,3 +429,28 @@ func BenchmarkFiling(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCut: the cutting of texts into the pieces a gathering looks up
+// (eachCandidate, as content the tier may read is checked), on reads of
+// the UI benchmark session's shape and the answers after them.
+func BenchmarkCut(b *testing.B) {
+	var texts []string
+	size := 0
+	for i := range 2000 {
+		var t strings.Builder
+		for l := 1; l <= 12; l++ {
+			fmt.Fprintf(&t, "%6d\tfunc step%d_%d(x int) int { return x*%d + %d }\n", l, 100000+i, l, l, i%97)
+		}
+		texts = append(texts, t.String(), fmt.Sprintf("Step %d: the file defines small arithmetic helpers.\nNothing in it touches the network or the disk.\nNext I will search for callers.", i))
+	}
+	for _, s := range texts {
+		size += len(s)
+	}
+	b.SetBytes(int64(size))
+	n := 0
+	for b.Loop() {
+		for _, s := range texts {
+			eachCandidate(s, func(p string) { n += len(p) })
+		}
+	}
+}

@@ -684,3 +684,17 @@ func BenchmarkEntropy(b *testing.B) {
 		})
 	}
 }
+
+// TestByteKinds holds byteKinds to what an identifier, a word and a quote
+// are made of, spelled out byte by byte.
+func TestByteKinds(t *testing.T) {
+	for c := range 256 {
+		b := byte(c)
+		ident := b == '_' || 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z' || '0' <= b && b <= '9'
+		word := ident || b == '-' || b == '+' || b == '/' || b == '=' || b == '.' || b == '~' || b == ':'
+		quote := b == '"' || b == '\'' || b == '`'
+		if isIdent(b) != ident || isWord(b) != word || isQuote(b) != quote {
+			t.Errorf("byte %#x: ident %v word %v quote %v, want %v %v %v", b, isIdent(b), isWord(b), isQuote(b), ident, word, quote)
+		}
+	}
+}

@@ -331,10 +331,27 @@ func planWindows(set *fpSet, from []uint16) windows {
 // strides divided by shrink, and the stride: the class of the longest
 // windows of which it has a stride's worth; -1 for one searched for
 // plainly (shorter than any, or too long for an entry's length).
+//
+// Asked three times of every fingerprint when an index is planned (2.26M
+// at a million messages, 0.17 s of the TUI's first count), it reads a
+// table for the shrinks planWindows uses (1, 2, 4, 8) and the lengths
+// below the longest class's reach; longer ones are that class's.
 func classAt(n, shrink int) (c, k int) {
 	if n > math.MaxUint16 {
 		return -1, 0
 	}
+	if s := bits.TrailingZeros(uint(shrink)); shrink == 1<<s && s < len(classTable) {
+		if n >= len(classTable[s]) {
+			return 0, max(1, windowClasses[0].k/shrink)
+		}
+		e := classTable[s][n]
+		return int(e.c), int(e.k)
+	}
+	return classSearch(n, shrink)
+}
+
+// classSearch is classAt worked out.
+func classSearch(n, shrink int) (c, k int) {
 	for c = 0; c < len(windowClasses); c++ {
 		k = max(1, windowClasses[c].k/shrink)
 		if n >= windowClasses[c].w+k-1 {
@@ -343,6 +360,19 @@ func classAt(n, shrink int) (c, k int) {
 	}
 	return -1, 0
 }
+
+// classTable is classSearch for shrinks 1, 2, 4 and 8 and lengths up to
+// 63: past the longest windows and their widest stride (33 bytes), where
+// a fingerprint is in the first class at any shrink (TestClassTable).
+var classTable = func() (t [4][64]struct{ c, k int8 }) {
+	for s := range t {
+		for n := range t[s] {
+			c, k := classSearch(n, 1<<s)
+			t[s][n].c, t[s][n].k = int8(c), int8(k)
+		}
+	}
+	return t
+}()
 
 // file makes the entries planned by p, and the filter and groups that find
 // them. The entries are placed group by group into one slice made to

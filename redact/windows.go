@@ -218,9 +218,9 @@ func planWindows(set *fpSet, from []uint16) windows {
 	// each would file is counted in one pass on every core: a pass a
 	// shrink on one core was 0.06 s of the UI benchmark's first count
 	// while the other core waited.
-	shrink := 1
+	shrink, shift := 1, uint(0)
 	stride := func(c int) int { return max(1, windowClasses[c].k/shrink) }
-	classOf := func(n int) (c, k int) { return classAt(n, shrink) }
+	classOf := func(n int) (c, k int) { return classAt(n, shift) }
 	ranges := fpRanges(len(fps))
 	filed := make([][3]int, len(ranges))
 	eachRange(ranges, func(r, lo, hi int) {
@@ -228,13 +228,13 @@ func planWindows(set *fpSet, from []uint16) windows {
 		for i := lo; i < hi; i++ {
 			l := set.lenOf(int32(i))
 			for s := range n {
-				_, k := classAt(l, 1<<s)
+				_, k := classAt(l, uint(s))
 				n[s] += k
 			}
 		}
 		filed[r] = n
 	})
-	for s := 0; shrink < 8; s, shrink = s+1, shrink*2 {
+	for s := 0; shrink < 8; s, shrink, shift = s+1, shrink*2, shift+1 {
 		n := 0
 		for r := range filed {
 			n += filed[r][s]
@@ -328,32 +328,29 @@ func planWindows(set *fpSet, from []uint16) windows {
 }
 
 // classAt is the class a fingerprint n bytes long is filed in, with the
-// strides divided by shrink, and the stride: the class of the longest
-// windows of which it has a stride's worth; -1 for one searched for
-// plainly (shorter than any, or too long for an entry's length).
+// strides divided by 1<<shift (shift 0 to 3), and the stride: the class of
+// the longest windows of which it has a stride's worth; -1 for one searched
+// for plainly (shorter than any, or too long for an entry's length).
 //
-// Asked three times of every fingerprint when an index is planned (2.26M
-// at a million messages, 0.17 s of the TUI's first count), it reads a
-// table for the shrinks planWindows uses (1, 2, 4, 8) and the lengths
-// below the longest class's reach; longer ones are that class's.
-func classAt(n, shrink int) (c, k int) {
+// Asked four times of every fingerprint as an index is planned (2.26M at a
+// million messages), a loop over the classes with a division at each was
+// 0.17 s of the TUI's first count: lengths up to 63 are read from a table,
+// and a longer fingerprint is in the first class at any stride.
+func classAt(n int, shift uint) (c, k int) {
+	if n < len(classTable[0]) {
+		e := classTable[shift&3][n]
+		return int(e.c), int(e.k)
+	}
 	if n > math.MaxUint16 {
 		return -1, 0
 	}
-	if s := bits.TrailingZeros(uint(shrink)); shrink == 1<<s && s < len(classTable) {
-		if n >= len(classTable[s]) {
-			return 0, max(1, windowClasses[0].k/shrink)
-		}
-		e := classTable[s][n]
-		return int(e.c), int(e.k)
-	}
-	return classSearch(n, shrink)
+	return 0, max(1, windowClasses[0].k>>shift)
 }
 
 // classSearch is classAt worked out.
-func classSearch(n, shrink int) (c, k int) {
+func classSearch(n int, shift uint) (c, k int) {
 	for c = 0; c < len(windowClasses); c++ {
-		k = max(1, windowClasses[c].k/shrink)
+		k = max(1, windowClasses[c].k>>shift)
 		if n >= windowClasses[c].w+k-1 {
 			return c, k
 		}
@@ -361,13 +358,13 @@ func classSearch(n, shrink int) (c, k int) {
 	return -1, 0
 }
 
-// classTable is classSearch for shrinks 1, 2, 4 and 8 and lengths up to
-// 63: past the longest windows and their widest stride (33 bytes), where
-// a fingerprint is in the first class at any shrink (TestClassTable).
+// classTable is classSearch for lengths up to 63 at each shift: past the
+// longest windows and their widest stride (33 bytes), where a fingerprint
+// is in the first class (TestClassTable).
 var classTable = func() (t [4][64]struct{ c, k int8 }) {
 	for s := range t {
 		for n := range t[s] {
-			c, k := classSearch(n, 1<<s)
+			c, k := classSearch(n, uint(s))
 			t[s][n].c, t[s][n].k = int8(c), int8(k)
 		}
 	}

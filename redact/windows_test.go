@@ -357,3 +357,19 @@ func TestWindowsQueueEveryPlace(t *testing.T) {
 		t.Errorf("fn was called %d times after it said stop at the 40th", calls-40)
 	}
 }
+
+// TestClassTable holds classAt's table to the classes worked out, at every
+// shift planWindows uses and lengths well past the table's.
+func TestClassTable(t *testing.T) {
+	for shift := range uint(4) {
+		for n := range 300 {
+			c, k := classAt(n, shift)
+			if wc, wk := classSearch(n, shift); c != wc || k != wk {
+				t.Fatalf("length %d, shift %d: class %d stride %d, want %d %d", n, shift, c, k, wc, wk)
+			}
+		}
+		if c, _ := classAt(math.MaxUint16+1, shift); c != -1 {
+			t.Fatalf("a fingerprint too long for an entry is in class %d", c)
+		}
+	}
+}

@@ -60,6 +60,9 @@ type windows struct {
 	// that fits finds the same.) Let go with the texts (fpSet.seal).
 	from []uint16
 	plan *windowPlan // the entries to file before the first search (ready); nil: none
+	// gated: the classes searched for from shareClass's pass rather than
+	// a pass of their own (see gating), in order.
+	gated []int
 }
 
 // entry is a window of a fingerprint filed under its hash, with 16 more
@@ -188,6 +191,7 @@ func newWindows(set *fpSet, from []uint16) windows {
 // how many entries each class gets and where its entries start, and where
 // each fingerprint's are.
 type windowPlan struct {
+	gating bool
 	once   sync.Once
 	at     [len(windowClasses) + 1]int // where each class's entries start
 	shared []int                       // by range: entries under windows the words have
@@ -271,6 +275,7 @@ func planWindows(set *fpSet, from []uint16) windows {
 	var common windowCounts
 	fresh := !fitsWindows(set, from, place)
 	share := fresh && shrink > 1
+	gating := stride(shareClass) == 1
 	if fresh {
 		from, common = make([]uint16, len(fps)), newWindowCounts(set)
 		common.count(set, classOf, func(_, c int) bool { return !share || c >= shareClass })
@@ -288,7 +293,13 @@ func planWindows(set *fpSet, from []uint16) windows {
 	})
 	if share {
 		shareWindows(set, from, classOf, stride(shareClass), ranges)
-		common.count(set, classOf, func(i, c int) bool { return c < shareClass && from[i]&filedShare == 0 })
+		if gating {
+			// A gated fingerprint is found where its first 8 bytes
+			// pass the gate: its window starts at its rarest 8 bytes.
+			common.count(set, eightOf(classOf), func(i, c int) bool { return c == gatedBy && from[i]&filedShare == 0 })
+		} else {
+			common.count(set, classOf, func(i, c int) bool { return c < shareClass && from[i]&filedShare == 0 })
+		}
 	}
 	counts := make([][len(windowClasses) + 1]int, len(ranges))
 	shared := make([]int, len(ranges)) // entries under windows the words have
@@ -297,8 +308,12 @@ func planWindows(set *fpSet, from []uint16) windows {
 		s := 0
 		for i := lo; i < hi; i++ {
 			c, k, _ := place(i)
-			if share && c >= 0 && c < shareClass {
-				from[i] = uint16(common.rarest(set.bytesOf(int32(i)), c, k)) // not shared
+			if share && c >= 0 && c < shareClass { // not shared
+				if b := set.bytesOf(int32(i)); gating {
+					from[i] = uint16(common.rarestEight(b, len(b)-windowClasses[c].w))
+				} else {
+					from[i] = uint16(common.rarest(b, c, k))
+				}
 			}
 			if c == shareClass && sharing(set.lenOf(int32(i)), from[i]) {
 				s += k
@@ -320,11 +335,69 @@ func planWindows(set *fpSet, from []uint16) windows {
 	for c := range windowClasses {
 		if at[c+1] > 0 {
 			w.k[c] = stride(c)
+			if gating && c < shareClass {
+				w.gated = append(w.gated, c)
+			}
 		}
 		at[c+1] += at[c]
 	}
+	if len(w.gated) > 0 {
+		// shareClass's pass runs for the gate, whatever it holds.
+		p.gating, w.k[shareClass] = true, stride(shareClass)
+	} else {
+		w.gated = nil
+	}
 	w.from, w.plan = from, p
 	return w
+}
+
+// Gating. Over the budget, at the smallest strides (shareClass's is 1:
+// every place of a text is hashed), each class with something filed is a
+// pass over the whole text, and each place a pass looks at costs a read of
+// its filter whatever the filter's size. shareClass's pass hashes the 8
+// bytes at every place; a fingerprint of a longer class is filed, as ever,
+// under its own window, but one that starts with its rarest 8 bytes
+// (rarestEight), and two more bits for those 8 bytes (gateMask) go in the
+// word of shareClass's filter the place reads anyway: the longer classes'
+// windows are hashed and looked up only where a text's 8 bytes pass that
+// gate, in shareClass's pass, and they have no pass of their own. On the
+// UI benchmark's million-message session, whose lines hold words of their
+// own (shareWindows), 86k lines were left in the 32-byte class, and its
+// pass was 0.47 of the first count's 1.19 CPU-s of search; a gate of its
+// own, a second read at every place, cost 0.43 of them. Where the gate's 8
+// bytes are common in the texts searched, the longer window is hashed at
+// each place they are, as every place was before: at worst a longer class
+// costs what its pass did. (Filed in shareClass itself under 8 bytes of
+// their own, every place of a text with those 8 bytes was a match to check:
+// BenchmarkMatcherSearchVocabulary, held over the budget, took three times
+// as long, its lines' rarest 8 bytes common words.)
+//
+// gatedBy is the class eightOf gives a gated fingerprint's windows, to
+// count their 8 bytes by.
+const gatedBy = -2
+
+// eightOf is classOf, but for the classes longer than shareClass's, whose
+// windows are counted by their 8 bytes (shareClass) for rarestEight, told
+// apart by the class gatedBy.
+func eightOf(classOf func(int) (int, int)) func(int) (int, int) {
+	return func(n int) (int, int) {
+		if c, k := classOf(n); c < 0 || c >= shareClass {
+			return c, k
+		}
+		return gatedBy, 1
+	}
+}
+
+// rarestEight is where, at or before last, the least common 8 bytes of b
+// start (the first of equals), by counts of shareClass's windows.
+func (wc windowCounts) rarestEight(b []byte, last int) int {
+	best, at := math.MaxInt, 0
+	for o := 0; o <= last; o++ {
+		if n := int(wc.n[hash8(b, o)&wc.mask]); n < best {
+			best, at = n, o
+		}
+	}
+	return at
 }
 
 // classAt is the class a fingerprint n bytes long is filed in, with the
@@ -400,7 +473,7 @@ func (w *windows) file(set *fpSet, p *windowPlan) {
 	}
 	for c := range windowClasses {
 		n := at[c+1] - at[c]
-		if n == 0 {
+		if n == 0 && !(p.gating && c == shareClass) {
 			continue
 		}
 		w.classes = append(w.classes, c)
@@ -411,6 +484,11 @@ func (w *windows) file(set *fpSet, p *windowPlan) {
 		if c == shareClass {
 			for _, s := range shared {
 				hashes -= s
+			}
+			if p.gating { // the gate's bits are in shareClass's filter
+				for _, g := range w.gated {
+					hashes += at[g+1] - at[g]
+				}
 			}
 		}
 		wbits := max(6, bits.Len(uint(filterBits*hashes/64)))
@@ -424,6 +502,17 @@ func (w *windows) file(set *fpSet, p *windowPlan) {
 		atomic.AddUint32(&w.dir[c][group(c, h)+1], 1)
 		atomic.OrUint64(&w.filter[c][h>>w.fshift[c]], filterMask(h))
 	})
+	if p.gating {
+		filter, fshift := w.filter[shareClass], w.fshift[shareClass]
+		eachRange(ranges, func(_ int, lo, hi int) {
+			for i := lo; i < hi; i++ {
+				if c, _, o := place(i); c >= 0 && c < shareClass {
+					h := hash8(set.bytesOf(int32(i)), o)
+					atomic.OrUint64(&filter[h>>fshift], gateMask(h))
+				}
+			}
+		})
+	}
 	for _, c := range w.classes {
 		dir := w.dir[c]
 		dir[0] = uint32(at[c])
@@ -645,7 +734,12 @@ func (wc windowCounts) count(set *fpSet, classOf func(int) (int, int), which fun
 		for i := lo; i < hi; i++ {
 			b := set.bytesOf(int32(i))
 			c, _ := classOf(len(b))
-			if c < 0 || !which(i, c) {
+			if c == gatedBy {
+				if !which(i, c) {
+					continue
+				}
+				c = shareClass // counted by their 8 bytes
+			} else if c < 0 || !which(i, c) {
 				continue
 			}
 			for o := 0; o+windowClasses[c].w <= len(b); o++ {
@@ -689,6 +783,12 @@ const filterBits = 16
 
 func filterMask(h uint64) uint64 { return 1<<(h%64) | 1<<(h/64%64) }
 
+// gateMask is the gate's two bits for an 8-byte window's hash h (gating),
+// in the word of shareClass's filter that filterMask's are in: a place of
+// a text is one read, for both. They are of other bits of h than
+// filterMask's and the word's own (its top ones).
+func gateMask(h uint64) uint64 { return 1<<(h>>12%64) | 1<<(h>>18%64) }
+
 // each calls fn with every place in s where a fingerprint of set starts,
 // its length, and the fingerprint, until fn returns false. Every occurrence is found
 // once, overlapping ones too, in no particular order.
@@ -710,6 +810,9 @@ func (w *windows) each(s string, set *fpSet, fn func(start, n int, fp int32) boo
 	b := unsafe.Slice(unsafe.StringData(s), len(s)) // read only
 	var q foundQueue
 	for _, c := range w.classes {
+		if c < shareClass && w.gated != nil {
+			continue // searched for in shareClass's pass
+		}
 		// One loop per window length, each with its hash inlined: the
 		// filter turns nearly every place away, and the places that pass
 		// are queued and checked by found.
@@ -735,6 +838,12 @@ func (w *windows) each(s string, set *fpSet, fn func(start, n int, fp int32) boo
 				}
 			}
 		case 8:
+			if w.gated != nil {
+				if !w.eachGated(b, s, set, &q, fn) {
+					return
+				}
+				continue
+			}
 			for i := 0; i+8 <= len(b); i += k {
 				if h := hash8(b, i); pass(h) && q.add(i, h) && !w.found(c, &q, s, set, fn) {
 					return
@@ -751,6 +860,51 @@ func (w *windows) each(s string, set *fpSet, fn func(start, n int, fp int32) boo
 			return
 		}
 	}
+}
+
+// eachGated is each's pass of shareClass when classes are gated: at every
+// place of b (s), the 8 bytes' hash looked up in shareClass's filter and
+// in the gate, and where the gate lets it through, each gated class's
+// window there in its class's filter. False: fn said to stop.
+func (w *windows) eachGated(b []byte, s string, set *fpSet, q *foundQueue, fn func(start, n int, fp int32) bool) bool {
+	filter, fshift := w.filter[shareClass], w.fshift[shareClass]
+	// One queue for the gated classes' places, of class gc: a text
+	// rarely has any, and a queue of each class's, made for every text,
+	// was as much to clear as a short text is long.
+	var gq *foundQueue
+	gc := -1
+	for i := 0; i+8 <= len(b); i++ {
+		h := hash8(b, i)
+		x, m := filter[h>>fshift], filterMask(h)
+		if x&m == m && q.add(i, h) && !w.found(shareClass, q, s, set, fn) {
+			return false
+		}
+		if g := gateMask(h); x&g != g {
+			continue
+		}
+		for _, c := range w.gated {
+			if i+windowClasses[c].w > len(b) {
+				continue
+			}
+			hc := windowHash(b, i, c)
+			if mc := filterMask(hc); w.filter[c][hc>>w.fshift[c]]&mc != mc {
+				continue
+			}
+			if gq == nil {
+				gq = new(foundQueue)
+			} else if gc != c && gq.n > 0 && !w.found(gc, gq, s, set, fn) {
+				return false
+			}
+			gc = c
+			if gq.add(i, hc) && !w.found(c, gq, s, set, fn) {
+				return false
+			}
+		}
+	}
+	if q.n > 0 && !w.found(shareClass, q, s, set, fn) {
+		return false
+	}
+	return gq == nil || gq.n == 0 || w.found(gc, gq, s, set, fn)
 }
 
 // foundQueue holds the places of a text whose windows passed a class's

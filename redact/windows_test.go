@@ -373,3 +373,52 @@ func TestClassTable(t *testing.T) {
 		}
 	}
 }
+
+// TestLongerClassesGated: over the budget, at the smallest strides, the
+// classes longer than shareClass's are gated (their windows looked up only
+// where shareClass's pass finds their first 8 bytes) and have no pass of
+// their own; each of their fingerprints is still found where it is, once,
+// also where its 8 bytes come without it; under the budget nothing is
+// gated.
+func TestLongerClassesGated(t *testing.T) {
+	texts := []string{
+		"lines of twenty bytes",                              // class 2 (16-byte windows)
+		"a line of twenty-eight bytes",                       // class 1 (24)
+		"a line that is long enough for the 32-byte windows", // class 0
+		"key_9f3a1", // shareClass
+	}
+	set := listOf(texts).fpSet
+	if w := newWindows(&set, nil); w.gated != nil {
+		t.Fatalf("under the budget, classes %v gated", w.gated)
+	}
+	overBudget(t)
+	w := newWindows(&set, nil)
+	if !slices.Equal(w.gated, []int{0, 1, 2}) {
+		t.Fatalf("gated %v, want the three longer classes", w.gated)
+	}
+	for i, s := range texts[:3] {
+		c, _ := classAt(len(s), 3)
+		if got := w.filed(c); len(got) != 1 || got[0].fp != int32(i) {
+			t.Fatalf("%q: class %d holds %v", s, c, got)
+		}
+	}
+	// Each line's window starts with 8 bytes that are in the text twice:
+	// once with the line, once without.
+	var hay strings.Builder
+	for _, s := range texts {
+		o := int(w.from[slices.Index(texts, s)])
+		hay.WriteString(s[o:min(o+8, len(s))] + " | " + s + " | ")
+	}
+	got := map[[2]int]int{}
+	w.each(hay.String(), &set, func(start, n int, fp int32) bool {
+		got[[2]int{start, int(fp)}]++
+		return true
+	})
+	want := map[[2]int]int{}
+	for i, s := range texts {
+		want[[2]int{strings.LastIndex(hay.String(), " "+s+" ") + 1, i}] = 1
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("found %v, want %v", got, want)
+	}
+}

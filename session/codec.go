@@ -244,7 +244,13 @@ func unmarshalMessage(data []byte, m *Message) error { return unmarshalMessageOf
 // unmarshalMessageOf is unmarshalMessage of a record expected to be of
 // session sid.
 func unmarshalMessageOf(sid string, data []byte, m *Message) error {
-	d := decoder{data: data, sid: sid}
+	return unmarshalMessageIn(nil, sid, data, m)
+}
+
+// unmarshalMessageIn is unmarshalMessageOf with the record's texts, short
+// strings and parts cut from room, if not nil (sharedRoom).
+func unmarshalMessageIn(room *sharedRoom, sid string, data []byte, m *Message) error {
+	d := decoder{data: data, sid: sid, shared: room}
 	if err := d.message(m); err == nil {
 		return nil
 	}

@@ -104,3 +104,28 @@ func BenchmarkUnmarshalSmallMessage(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDecodeRoom: the records of BenchmarkUnmarshalSmallMessage
+// decoded as a count's step holds them (1,024 at a time, let go together),
+// each into allocations of its own, or cut from a room the step's records
+// share (ScanShared).
+func BenchmarkDecodeRoom(b *testing.B) {
+	recs := smallRecords(1000)
+	for _, shared := range []bool{false, true} {
+		b.Run(map[bool]string{false: "own", true: "shared"}[shared], func(b *testing.B) {
+			b.ReportAllocs()
+			var room *sharedRoom
+			msgs := make([]Message, 1024)
+			for i := 0; b.Loop(); i++ {
+				if shared && i%len(msgs) == 0 {
+					room = new(sharedRoom)
+				}
+				m := &msgs[i%len(msgs)]
+				*m = Message{}
+				if err := unmarshalMessageIn(room, "0192f5c4-7e3a-7b1d-9c2e-5a4b3c2d1e0f", recs[i%len(recs)], m); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -94,7 +94,7 @@ func (d *decoder) parts() ([]Part, error) {
 				s, err = d.known(kinds)
 				p.Kind = PartKind(s)
 			case 1:
-				p.Text, err = d.str()
+				p.Text, err = d.text()
 			case 2:
 				p.SourcePath, err = d.str()
 			case 3:
@@ -123,7 +123,12 @@ func (d *decoder) parts() ([]Part, error) {
 			continue
 		}
 		if d.next(']') {
-			out := make([]Part, len(parts))
+			var out []Part
+			if d.shared != nil {
+				out = d.shared.partsOf(len(parts))
+			} else {
+				out = make([]Part, len(parts))
+			}
 			copy(out, parts)
 			return out, nil
 		}

@@ -21,6 +21,71 @@ type decoder struct {
 	sid string
 	// small is room for the record's short strings (short).
 	small []byte
+	// shared, if not nil, is room the records of one read share
+	// (Store.ScanShared): texts, short strings and parts are cut from it.
+	shared *sharedRoom
+}
+
+// sharedRoom is memory the records of one read share: their texts and
+// short strings are cut from chunks of bytes, their parts from chunks of
+// parts, where each was an allocation of its own (a tool result decoded
+// was five). For reads whose messages are let go together (a count's
+// step, a gathering's piece): a string or parts kept past that keep their
+// chunk. Source paths never come from it (a count keeps its paths'
+// decisions for the whole count).
+type sharedRoom struct {
+	bytes []byte // cut up to len; what follows is free
+	parts []Part
+}
+
+// Chunk sizes of a sharedRoom; a text or a run of parts past a quarter of
+// one is given its own.
+const (
+	sharedBytes = 32 << 10
+	sharedParts = 128
+)
+
+// take is room for up to n bytes: a slice of length 0 and capacity n,
+// for the caller to append to and then keep.
+func (r *sharedRoom) take(n int) []byte {
+	if n > sharedBytes/4 {
+		return make([]byte, 0, n)
+	}
+	if cap(r.bytes)-len(r.bytes) < n {
+		r.bytes = make([]byte, 0, sharedBytes)
+	}
+	k := len(r.bytes)
+	return r.bytes[k : k : k+n]
+}
+
+// keep marks b, filled from the last take, as used.
+func (r *sharedRoom) keep(b []byte) {
+	if k := len(r.bytes); len(b) > 0 && k < cap(r.bytes) && &r.bytes[:k+1][k] == &b[0] {
+		r.bytes = r.bytes[:k+len(b)]
+	}
+}
+
+// string is b copied into the room.
+func (r *sharedRoom) string(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	c := append(r.take(len(b)), b...)
+	r.keep(c)
+	return unsafe.String(&c[0], len(c))
+}
+
+// partsOf is room for n parts.
+func (r *sharedRoom) partsOf(n int) []Part {
+	if n > sharedParts/4 {
+		return make([]Part, n)
+	}
+	if cap(r.parts)-len(r.parts) < n {
+		r.parts = make([]Part, 0, sharedParts)
+	}
+	k := len(r.parts)
+	r.parts = r.parts[:k+n]
+	return r.parts[k : k+n : k+n]
 }
 
 func (d *decoder) ws() {
@@ -185,6 +250,9 @@ func (d *decoder) short() (string, error) {
 		d.i = start
 		return d.str()
 	}
+	if d.shared != nil {
+		return d.shared.string(b), nil
+	}
 	if len(b) == 0 || len(b) > smallRoom/2 {
 		return string(b), nil
 	}
@@ -275,7 +343,13 @@ var notRaw = func() (t [256]bool) {
 // str reads a string value. A string without escapes is copied once; one
 // with escapes is decoded into a buffer sized by a first pass, which then
 // becomes the string without another copy.
-func (d *decoder) str() (string, error) {
+func (d *decoder) str() (string, error) { return d.strIn(nil) }
+
+// text is str for a part's text: cut from the read's shared room, if any.
+func (d *decoder) text() (string, error) { return d.strIn(d.shared) }
+
+// strIn is str, its bytes in room if not nil.
+func (d *decoder) strIn(room *sharedRoom) (string, error) {
 	if d.i >= len(d.data) || d.data[d.i] != '"' {
 		return "", errSlow
 	}
@@ -291,15 +365,18 @@ func (d *decoder) str() (string, error) {
 			return "", errSlow // encoding/json substitutes U+FFFD
 		}
 		d.i = i + 1
+		if room != nil {
+			return room.string(s), nil
+		}
 		return string(s), nil
 	case '\\':
-		return d.escaped(start)
+		return d.escaped(start, room)
 	}
 	return "", errSlow // a control character
 }
 
 // escaped decodes the string starting at data[start] that holds escapes.
-func (d *decoder) escaped(start int) (string, error) {
+func (d *decoder) escaped(start int, room *sharedRoom) (string, error) {
 	end := start
 	for {
 		k := bytes.IndexByte(d.data[end:], '"')
@@ -316,7 +393,12 @@ func (d *decoder) escaped(start int) (string, error) {
 		}
 		end++
 	}
-	buf := make([]byte, 0, end-start) // escapes only shrink
+	var buf []byte // escapes only shrink: end-start is room enough
+	if room != nil {
+		buf = room.take(end - start)
+	} else {
+		buf = make([]byte, 0, end-start)
+	}
 	for i := start; i < end; {
 		j := i + plainRun(d.data[i:end])
 		buf = append(buf, d.data[i:j]...)
@@ -339,6 +421,9 @@ func (d *decoder) escaped(start int) (string, error) {
 	d.i = end + 1
 	if len(buf) == 0 {
 		return "", nil
+	}
+	if room != nil {
+		room.keep(buf)
 	}
 	// buf is never written again: the string may own it.
 	return unsafe.String(&buf[0], len(buf)), nil

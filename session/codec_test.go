@@ -102,6 +102,16 @@ func checkDecode(t *testing.T, data []byte) (fast bool) {
 			t.Fatalf("%q read as session %q's: %#v, %v; encoding/json: %#v", data, sid, of, err, want)
 		}
 	}
+	// So it is decoded into a room shared with other records (ScanShared),
+	// twice in a row: the second is not written over the first.
+	room := new(sharedRoom)
+	var first, second Message
+	if err := unmarshalMessageIn(room, want.SessionID, data, &first); err != nil || !reflect.DeepEqual(first, want) {
+		t.Fatalf("%q decoded in a shared room: %#v, %v; encoding/json: %#v", data, first, err, want)
+	}
+	if err := unmarshalMessageIn(room, want.SessionID, data, &second); err != nil || !reflect.DeepEqual(first, want) || !reflect.DeepEqual(second, want) {
+		t.Fatalf("%q decoded twice in a shared room: %#v and %#v, %v; encoding/json: %#v", data, first, second, err, want)
+	}
 	return true
 }
 

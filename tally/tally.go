@@ -45,7 +45,7 @@ type Step struct {
 func Count(x *Contexts, st *session.Store, pol *policy.Policy, sid, model string, from, to uint64) (Step, error) {
 	out := Step{From: from, To: to}
 	msgs := make([]session.Message, 0, min(to-from+1, Chunk))
-	if _, err := st.Scan(sid, from, to, func(m *session.Message) error {
+	if _, err := st.ScanShared(sid, from, to, func(m *session.Message) error {
 		msgs = append(msgs, *m)
 		return nil
 	}); err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"math/bits"
+	"slices"
 	"time"
 	"unicode/utf8"
 	"unsafe"
@@ -36,6 +37,7 @@ type decoder struct {
 type sharedRoom struct {
 	bytes []byte // cut up to len; what follows is free
 	parts []Part
+	strs  []string // the slices of a message's paths (not the paths)
 }
 
 // Chunk sizes of a sharedRoom; a text or a run of parts past a quarter of
@@ -73,6 +75,20 @@ func (r *sharedRoom) string(b []byte) string {
 	c := append(r.take(len(b)), b...)
 	r.keep(c)
 	return unsafe.String(&c[0], len(c))
+}
+
+// stringsOf is ss copied into the room.
+func (r *sharedRoom) stringsOf(ss []string) []string {
+	n := len(ss)
+	if n > sharedParts/4 {
+		return slices.Clone(ss)
+	}
+	if cap(r.strs)-len(r.strs) < n {
+		r.strs = make([]string, 0, sharedParts)
+	}
+	k := len(r.strs)
+	r.strs = append(r.strs, ss...)
+	return r.strs[k : k+n : k+n]
 }
 
 // partsOf is room for n parts.
@@ -174,10 +190,14 @@ func (d *decoder) paths(parts []Part) ([]string, error) {
 	if !d.next('[') {
 		return nil, errSlow
 	}
-	out := []string{}
 	if d.next(']') {
-		return out, nil
+		return []string{}, nil
 	}
+	// Into room on the stack, then copied to a slice of their number (or
+	// the read's shared room): grown by append from none, a search
+	// result's three paths took three allocations.
+	var room [8]string
+	out := room[:0]
 	next := 0 // the part after the last one a path was found in
 	for {
 		d.ws()
@@ -190,7 +210,10 @@ func (d *decoder) paths(parts []Part) ([]string, error) {
 			continue
 		}
 		if d.next(']') {
-			return out, nil
+			if d.shared != nil {
+				return d.shared.stringsOf(out), nil
+			}
+			return slices.Clone(out), nil
 		}
 		return nil, errSlow
 	}

@@ -325,3 +325,32 @@ func TestSpecial8AgreesWithPlain(t *testing.T) {
 		}
 	}
 }
+
+// A search result's paths are one allocation however many there are (they
+// were grown by append, one allocation a doubling), and none of their own
+// in a read's shared room.
+func TestDecodePathsOnce(t *testing.T) {
+	m := &Message{ID: "0192f5c4-7e3a-7b1d-9c2e-5a4b3c2d1e0f", SessionID: "s-1", Seq: 7, Role: RoleTool, Tool: "grep",
+		CreatedAt: time.Now().UTC(), Parts: []Part{
+			{Kind: PartToolResult, Text: "a.go:3:x", SourcePath: "/src/a.go"},
+			{Kind: PartToolResult, Text: "b.go:9:y", SourcePath: "/src/b.go"},
+			{Kind: PartToolResult, Text: "c.go:1:z", SourcePath: "/src/c.go"}}}
+	m.SyncSourcePaths()
+	data, err := marshalMessage(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got Message
+	// The short strings, the parts, three texts, three paths, the paths' slice.
+	if n := testing.AllocsPerRun(100, func() { got = Message{}; _ = unmarshalMessageOf("s-1", data, &got) }); n > 9 {
+		t.Errorf("a three-file search result decoded in %v allocations, want at most 9", n)
+	}
+	room := new(sharedRoom)
+	// In a shared room: the three paths alone (a path never shares it).
+	if n := testing.AllocsPerRun(100, func() { got = Message{}; _ = unmarshalMessageIn(room, "s-1", data, &got) }); n > 3.5 {
+		t.Errorf("in a shared room, %v allocations, want the three paths'", n)
+	}
+	if !reflect.DeepEqual(&got, m) {
+		t.Fatalf("decoded %#v, want %#v", got, *m)
+	}
+}

@@ -296,7 +296,10 @@ func planWindows(set *fpSet, from []uint16) windows {
 		if gating {
 			// A gated fingerprint is found where its first 8 bytes
 			// pass the gate: its window starts at its rarest 8 bytes.
-			common.count(set, eightOf(classOf), func(i, c int) bool { return c == gatedBy && from[i]&filedShare == 0 })
+			common.count(set, eightOf(classOf), func(i, _ int) bool {
+				c, _ := classOf(set.lenOf(int32(i)))
+				return c >= 0 && c < shareClass && from[i]&filedShare == 0
+			})
 		} else {
 			common.count(set, classOf, func(i, c int) bool { return c < shareClass && from[i]&filedShare == 0 })
 		}
@@ -371,20 +374,16 @@ func planWindows(set *fpSet, from []uint16) windows {
 // their own, every place of a text with those 8 bytes was a match to check:
 // BenchmarkMatcherSearchVocabulary, held over the budget, took three times
 // as long, its lines' rarest 8 bytes common words.)
-//
-// gatedBy is the class eightOf gives a gated fingerprint's windows, to
-// count their 8 bytes by.
-const gatedBy = -2
 
-// eightOf is classOf, but for the classes longer than shareClass's, whose
-// windows are counted by their 8 bytes (shareClass) for rarestEight, told
-// apart by the class gatedBy.
+// eightOf is classOf, but the classes longer than shareClass's are
+// shareClass at a stride of 1: their windows counted by their 8 bytes, for
+// rarestEight.
 func eightOf(classOf func(int) (int, int)) func(int) (int, int) {
 	return func(n int) (int, int) {
 		if c, k := classOf(n); c < 0 || c >= shareClass {
 			return c, k
 		}
-		return gatedBy, 1
+		return shareClass, 1
 	}
 }
 
@@ -734,12 +733,7 @@ func (wc windowCounts) count(set *fpSet, classOf func(int) (int, int), which fun
 		for i := lo; i < hi; i++ {
 			b := set.bytesOf(int32(i))
 			c, _ := classOf(len(b))
-			if c == gatedBy {
-				if !which(i, c) {
-					continue
-				}
-				c = shareClass // counted by their 8 bytes
-			} else if c < 0 || !which(i, c) {
+			if c < 0 || !which(i, c) {
 				continue
 			}
 			for o := 0; o+windowClasses[c].w <= len(b); o++ {

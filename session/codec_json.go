@@ -40,11 +40,12 @@ type sharedRoom struct {
 	strs  []string // the slices of a message's paths (not the paths)
 }
 
-// Chunk sizes of a sharedRoom; a text or a run of parts past a quarter of
-// one is given its own.
+// Chunk sizes of a sharedRoom; a text, a run of parts or a message's paths
+// past a quarter of one are given their own.
 const (
 	sharedBytes = 32 << 10
 	sharedParts = 128
+	sharedPaths = 128 // paths' slices, a string header each
 )
 
 // take is room for up to n bytes: a slice of length 0 and capacity n,
@@ -80,11 +81,11 @@ func (r *sharedRoom) string(b []byte) string {
 // stringsOf is ss copied into the room.
 func (r *sharedRoom) stringsOf(ss []string) []string {
 	n := len(ss)
-	if n > sharedParts/4 {
+	if n > sharedPaths/4 {
 		return slices.Clone(ss)
 	}
 	if cap(r.strs)-len(r.strs) < n {
-		r.strs = make([]string, 0, sharedParts)
+		r.strs = make([]string, 0, sharedPaths)
 	}
 	k := len(r.strs)
 	r.strs = append(r.strs, ss...)

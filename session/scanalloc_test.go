@@ -11,19 +11,12 @@ import (
 // million times (the TUI's first count reads every message once and
 // those with a source path twice).
 func TestScanAllocations(t *testing.T) {
-	s := openTest(t)
-	h, err := s.Create(Header{Title: "scan"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	const n = 2000
 	msgs := make([]*Message, n)
 	for i := range msgs {
 		msgs[i] = text(fmt.Sprintf("message %d, long enough to be one of its own", i))
 	}
-	if err := s.Append(h.ID, msgs...); err != nil {
-		t.Fatal(err)
-	}
+	s, h := storeOf(t, msgs)
 	// What decoding alone takes for one of these records.
 	rec, err := marshalMessage(msgs[0])
 	if err != nil {
@@ -53,11 +46,6 @@ func TestScanAllocations(t *testing.T) {
 // parts come from chunks it shares among them, not one allocation each
 // (what is left: source paths, which never share, and tool inputs).
 func TestScanShared(t *testing.T) {
-	s := openTest(t)
-	h, err := s.Create(Header{Title: "shared"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	const n = 2000
 	msgs := make([]*Message, n)
 	for i := range msgs {
@@ -74,9 +62,7 @@ func TestScanShared(t *testing.T) {
 			msgs[i].SyncSourcePaths()
 		}
 	}
-	if err := s.Append(h.ID, msgs...); err != nil {
-		t.Fatal(err)
-	}
+	s, h := storeOf(t, msgs)
 	var plain, shared []Message
 	if _, err := s.Scan(h.ID, 1, n, func(m *Message) error { plain = append(plain, *m); return nil }); err != nil {
 		t.Fatal(err)
@@ -97,4 +83,18 @@ func TestScanShared(t *testing.T) {
 	if a, b := count(s.Scan), count(s.ScanShared); b > a/2 {
 		t.Errorf("%.2f allocations a record in a shared scan, %.2f in a scan", b, a)
 	}
+}
+
+// storeOf is a store in t's folder holding one session of msgs.
+func storeOf(t *testing.T, msgs []*Message) (*Store, Header) {
+	t.Helper()
+	s := openTest(t)
+	h, err := s.Create(Header{Title: "scan"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Append(h.ID, msgs...); err != nil {
+		t.Fatal(err)
+	}
+	return s, h
 }

@@ -6,7 +6,7 @@ import (
 
 // The shapes of stored records, read by decoder (codec_json.go).
 
-var messageKeys = []string{"id", "sessionId", "seq", "role", "model", "tool", "toolCallId", "isError", "parts", "meta", "createdAt"}
+var messageKeys = objectKeys("id", "sessionId", "seq", "role", "model", "tool", "toolCallId", "isError", "parts", "meta", "createdAt")
 
 // roles and kinds are the values a record's role and its parts' kinds
 // take: decoded as these strings, not copied.
@@ -57,7 +57,7 @@ func (d *decoder) message(m *Message) error {
 	return nil
 }
 
-var partKeys = []string{"kind", "text", "sourcePath", "redacted", "callId", "name", "input", "filtered"}
+var partKeys = objectKeys("kind", "text", "sourcePath", "redacted", "callId", "name", "input", "filtered")
 
 // parts reads the parts array; null is json.Marshal's nil slice.
 func (d *decoder) parts() ([]Part, error) {
@@ -136,7 +136,7 @@ func (d *decoder) parts() ([]Part, error) {
 	}
 }
 
-var metaKeys = []string{"sourcePaths", "note", "unknownSource", "noFiles"}
+var metaKeys = objectKeys("sourcePaths", "note", "unknownSource", "noFiles")
 
 // meta reads a record's meta; a source path that one of its parts names
 // too (a tool result of one file) is decoded as that part's.
@@ -157,7 +157,7 @@ func (d *decoder) meta(m *Meta, parts []Part) error {
 	})
 }
 
-var headerKeys = []string{"id", "title", "createdAt", "updatedAt", "lastModel", "messages", "origin", "workDir"}
+var headerKeys = objectKeys("id", "title", "createdAt", "updatedAt", "lastModel", "messages", "origin", "workDir")
 
 // header reads a session header in the shape json.Marshal writes.
 func (d *decoder) header(h *Header) error {

@@ -129,10 +129,26 @@ func (d *decoder) next(c byte) bool {
 	return false
 }
 
+// keySet is the keys an object of one shape may have, in the order
+// marshalMessage writes them, and each as it is written there before its
+// value: "key":.
+type keySet struct {
+	names  []string
+	quoted []string
+}
+
+func objectKeys(names ...string) *keySet {
+	ks := &keySet{names: names}
+	for _, n := range names {
+		ks.quoted = append(ks.quoted, `"`+n+`":`)
+	}
+	return ks
+}
+
 // object reads {"key": value, ...}, calling field for each key with the
 // decoder at the value. keys lists the known keys; an unknown or repeated
 // key goes to encoding/json (it folds case and merges repeats).
-func (d *decoder) object(keys []string, field func(k int) error) error {
+func (d *decoder) object(keys *keySet, field func(k int) error) error {
 	if !d.next('{') {
 		return errSlow
 	}
@@ -143,19 +159,24 @@ func (d *decoder) object(keys []string, field func(k int) error) error {
 	k := -1
 	for {
 		d.ws()
-		name, err := d.rawString()
-		if err != nil {
-			return err
-		}
 		// Keys come in the order marshalMessage writes them, some
-		// left out: the one after the last is looked at first.
-		if k = indexOf(keys, name, k+1); k < 0 || seen&(1<<k) != 0 {
+		// left out: the one after the last is looked at first, as it
+		// is spelled there (read a byte at a time and then looked up,
+		// keys were a tenth of a first count's decoding), then in any
+		// other spelling.
+		if k = d.key(keys, k+1); k < 0 {
+			name, err := d.rawString()
+			if err != nil {
+				return err
+			}
+			if k = keys.index(name); k < 0 || !d.next(':') {
+				return errSlow
+			}
+		}
+		if seen&(1<<k) != 0 {
 			return errSlow
 		}
 		seen |= 1 << k
-		if !d.next(':') {
-			return errSlow
-		}
 		d.ws()
 		if err := field(k); err != nil {
 			return err
@@ -170,15 +191,23 @@ func (d *decoder) object(keys []string, field func(k int) error) error {
 	}
 }
 
-// indexOf is the index of b in keys, looked for from from on, then before.
-func indexOf(keys []string, b []byte, from int) int {
-	for i := from; i < len(keys); i++ {
-		if keys[i] == string(b) {
+// key consumes the first of keys from from on that the input holds next as
+// marshalMessage spells it ("key":), and returns its index; -1: none.
+func (d *decoder) key(keys *keySet, from int) int {
+	rest := d.data[d.i:]
+	for i := from; i < len(keys.quoted); i++ {
+		if q := keys.quoted[i]; len(rest) >= len(q) && string(rest[:len(q)]) == q {
+			d.i += len(q)
 			return i
 		}
 	}
-	for i := range min(from, len(keys)) {
-		if keys[i] == string(b) {
+	return -1
+}
+
+// index is the index of key b among keys; -1: none.
+func (keys *keySet) index(b []byte) int {
+	for i, n := range keys.names {
+		if n == string(b) {
 			return i
 		}
 	}

@@ -175,6 +175,9 @@ func TestUnmarshalMatchesEncodingJSON(t *testing.T) {
 		`{"parts":[{"input":{"a":01}}]}`, `{"parts":[{"input":null}]}`, `{"parts":[{"input":"s"}]}`, `{"parts":[{"input":3}]}`,
 		`{"unknown":1}`, `{"id":"a"} x`, `{"id":"a"`, `[]`, `null`, ``, `{`, `{"id":"a",}`, `{,}`,
 		"\ufeff{}", `{"parts":[{}],"meta":{}}`, `{"parts":[],"meta":{"note":"n","sourcePaths":["/x"]}}`,
+		// Keys as the store does not spell them: looked up, not matched.
+		`{"seq":1,"id":"a"}`, `{"toolCallId":"c","tool":"t"}`, `{"tool":"t","toolCallId":"c","tool":"u"}`,
+		`{"ids":"a","id":"b"}`, `{"id" :"a"}`, `{"i\u0064":"a"}`, `{"id"`, `{"id":`, `{"sessionId"}`,
 	}
 	for _, s := range odd {
 		t.Run(s, func(t *testing.T) { checkDecode(t, []byte(s)) })

@@ -3,6 +3,7 @@ package redact
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"reflect"
 	"runtime"
 	"slices"
@@ -420,5 +421,44 @@ func TestLongerClassesGated(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("found %v, want %v", got, want)
+	}
+}
+
+// passing8 looks at four places a step: it must stop where a place at a
+// time stops, whatever the text's length, the place it starts from and
+// how many places pass.
+func TestPassing8(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 8))
+	for _, density := range []int{1, 8, 32} { // bits of 64 set in each word
+		filter := make([]uint64, 1<<8)
+		for k := range filter {
+			for range density {
+				filter[k] |= 1 << r.IntN(64)
+			}
+		}
+		fshift := uint(64 - 8)
+		for range 2000 {
+			b := make([]byte, r.IntN(40))
+			for k := range b {
+				b[k] = byte(r.IntN(256))
+			}
+			from := r.IntN(len(b) + 1)
+			want, wantH := len(b)-7, uint64(0)
+			for i := from; i+8 <= len(b); i++ {
+				h := hash8(b, i)
+				x, m, g := filter[h>>fshift], filterMask(h), gateMask(h)
+				if x&m == m || x&g == g {
+					want, wantH = i, h
+					break
+				}
+			}
+			got, h := passing8(b, from, filter, fshift)
+			if got+8 > len(b) && want+8 > len(b) {
+				continue // none: both past the last place
+			}
+			if got != want || h != wantH {
+				t.Fatalf("density %d, %d bytes from %d: place %d (hash %x), want %d (%x)", density, len(b), from, got, h, want, wantH)
+			}
+		}
 	}
 }

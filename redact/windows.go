@@ -867,11 +867,7 @@ func (w *windows) eachGated(b []byte, s string, set *fpSet, q *foundQueue, fn fu
 	// was as much to clear as a short text is long.
 	var gq *foundQueue
 	gc := -1
-	for i := 0; ; i++ {
-		var h uint64
-		if i, h = passing8(b, i, filter, fshift); i+8 > len(b) {
-			break
-		}
+	for i, h := passing8(b, 0, filter, fshift); i+8 <= len(b); i, h = passing8(b, i+1, filter, fshift) {
 		x, m := filter[h>>fshift], filterMask(h)
 		if x&m == m && q.add(i, h) && !w.found(shareClass, q, s, set, fn) {
 			return false

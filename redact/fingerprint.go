@@ -49,6 +49,10 @@ func eachFingerprint(text string, fn func(string)) { eachPiece(text, false, fn) 
 func eachCandidate(text string, fn func(string)) { eachPiece(text, true, fn) }
 
 func eachPiece(text string, loose bool, fn func(string)) {
+	// Most texts name no URL: "://" is looked for once in the text, not
+	// in every line of it (a tenth of BenchmarkCut's profile; so, 4 %
+	// fewer instructions).
+	urls := strings.Contains(text, "://")
 	for text != "" {
 		line := text
 		if i := strings.IndexByte(text, '\n'); i >= 0 {
@@ -56,11 +60,13 @@ func eachPiece(text string, loose bool, fn func(string)) {
 		} else {
 			text = ""
 		}
-		lineFingerprints(line, loose, fn)
+		lineFingerprints(line, loose, urls, fn)
 	}
 }
 
-func lineFingerprints(line string, loose bool, fn func(string)) {
+// lineFingerprints calls fn with the fingerprints of line; urls says the
+// line may hold a URL.
+func lineFingerprints(line string, loose, urls bool, fn func(string)) {
 	line = strings.TrimSpace(stripLineNumber(line))
 	if line == "" {
 		return
@@ -76,7 +82,9 @@ func lineFingerprints(line string, loose bool, fn func(string)) {
 		words = v // the key is a name: only the value's words count
 	}
 	quoted(words, loose, fn)
-	urlPasswords(line, loose, fn)
+	if urls {
+		urlPasswords(line, loose, fn)
+	}
 	wordFingerprints(words, loose, fn)
 }
 

@@ -287,7 +287,8 @@ func planWindows(set *fpSet, from []uint16) windows {
 			if c < 0 {
 				shorts[r] = append(shorts[r], int32(i))
 			} else if common.n != nil && (!share || c >= shareClass) {
-				from[i] = uint16(common.rarest(set.bytesOf(int32(i)), c, k))
+				b := set.bytesOf(int32(i))
+				from[i] = uint16(common.rarest(b, c, k, len(b)-(windowClasses[c].w+k-1)))
 			}
 		}
 	})
@@ -313,9 +314,9 @@ func planWindows(set *fpSet, from []uint16) windows {
 			c, k, _ := place(i)
 			if share && c >= 0 && c < shareClass { // not shared
 				if b := set.bytesOf(int32(i)); gating {
-					from[i] = uint16(common.rarestEight(b, len(b)-windowClasses[c].w))
+					from[i] = uint16(common.rarest(b, shareClass, 1, len(b)-windowClasses[c].w))
 				} else {
-					from[i] = uint16(common.rarest(b, c, k))
+					from[i] = uint16(common.rarest(b, c, k, len(b)-(windowClasses[c].w+k-1)))
 				}
 			}
 			if c == shareClass && sharing(set.lenOf(int32(i)), from[i]) {
@@ -360,7 +361,7 @@ func planWindows(set *fpSet, from []uint16) windows {
 // its filter whatever the filter's size. shareClass's pass hashes the 8
 // bytes at every place; a fingerprint of a longer class is filed, as ever,
 // under its own window, but one that starts with its rarest 8 bytes
-// (rarestEight), and two more bits for those 8 bytes (gateMask) go in the
+// (rarest), and two more bits for those 8 bytes (gateMask) go in the
 // word of shareClass's filter the place reads anyway: the longer classes'
 // windows are hashed and looked up only where a text's 8 bytes pass that
 // gate, in shareClass's pass, and they have no pass of their own. On the
@@ -377,7 +378,7 @@ func planWindows(set *fpSet, from []uint16) windows {
 
 // eightOf is classOf, but the classes longer than shareClass's are
 // shareClass at a stride of 1: their windows counted by their 8 bytes, for
-// rarestEight.
+// rarest.
 func eightOf(classOf func(int) (int, int)) func(int) (int, int) {
 	return func(n int) (int, int) {
 		if c, k := classOf(n); c < 0 || c >= shareClass {
@@ -385,18 +386,6 @@ func eightOf(classOf func(int) (int, int)) func(int) (int, int) {
 		}
 		return shareClass, 1
 	}
-}
-
-// rarestEight is where, at or before last, the least common 8 bytes of b
-// start (the first of equals), by counts of shareClass's windows.
-func (wc windowCounts) rarestEight(b []byte, last int) int {
-	best, at := math.MaxInt, 0
-	for o := 0; o <= last; o++ {
-		if n := int(wc.n[hash8(b, o)&wc.mask]); n < best {
-			best, at = n, o
-		}
-	}
-	return at
 }
 
 // classAt is the class a fingerprint n bytes long is filed in, with the
@@ -750,12 +739,12 @@ func (wc windowCounts) count(set *fpSet, classOf func(int) (int, int), which fun
 	}
 }
 
-// rarest is where the k windows of class c filed for fingerprint b start:
-// the k consecutive places whose windows are the least common, the first
-// of equals.
-func (wc windowCounts) rarest(b []byte, c, k int) int {
-	w := windowClasses[c].w
-	last := len(b) - (w + k - 1)
+// rarest is where, at or before last, the k windows of class c filed for
+// fingerprint b start: the k consecutive places whose windows are the least
+// common, the first of equals. (A gated fingerprint's window starts at its
+// rarest 8 bytes: class shareClass, k 1, last where its own window still
+// fits.)
+func (wc windowCounts) rarest(b []byte, c, k, last int) int {
 	count := func(o int) int { return int(wc.n[windowHash(b, o, c)&wc.mask]) }
 	sum := 0
 	for o := range k {

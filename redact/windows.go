@@ -796,47 +796,18 @@ func (w *windows) each(s string, set *fpSet, fn func(start, n int, fp int32) boo
 		if c < shareClass && w.gated != nil {
 			continue // searched for in shareClass's pass
 		}
-		// One loop per window length, each with its hash inlined: the
-		// filter turns nearly every place away, and the places that pass
-		// are queued and checked by found.
+		// The filter turns nearly every place away (passing, a loop of
+		// its own); the places that pass are queued and checked by found.
+		if windowClasses[c].w == 8 && w.gated != nil {
+			if !w.eachGated(b, s, set, &q, fn) {
+				return
+			}
+			continue
+		}
 		k, filter, fshift := w.k[c], w.filter[c], w.fshift[c]
-		pass := func(h uint64) bool { m := filterMask(h); return filter[h>>fshift]&m == m }
-		switch windowClasses[c].w {
-		case 32:
-			for i := 0; i+32 <= len(b); i += k {
-				if h := hash32(b, i); pass(h) && q.add(i, h) && !w.found(c, &q, s, set, fn) {
-					return
-				}
-			}
-		case 24:
-			for i := 0; i+24 <= len(b); i += k {
-				if h := hash24(b, i); pass(h) && q.add(i, h) && !w.found(c, &q, s, set, fn) {
-					return
-				}
-			}
-		case 16:
-			for i := 0; i+16 <= len(b); i += k {
-				if h := hash16(b, i); pass(h) && q.add(i, h) && !w.found(c, &q, s, set, fn) {
-					return
-				}
-			}
-		case 8:
-			if w.gated != nil {
-				if !w.eachGated(b, s, set, &q, fn) {
-					return
-				}
-				continue
-			}
-			for i := 0; i+8 <= len(b); i += k {
-				if h := hash8(b, i); pass(h) && q.add(i, h) && !w.found(c, &q, s, set, fn) {
-					return
-				}
-			}
-		default:
-			for i := 0; i+6 <= len(b); i += k {
-				if h := hash6(b, i); pass(h) && q.add(i, h) && !w.found(c, &q, s, set, fn) {
-					return
-				}
+		for i, h := passing(b, 0, c, k, filter, fshift); i+windowClasses[c].w <= len(b); i, h = passing(b, i+k, c, k, filter, fshift) {
+			if q.add(i, h) && !w.found(c, &q, s, set, fn) {
+				return
 			}
 		}
 		if q.n > 0 && !w.found(c, &q, s, set, fn) {
@@ -925,6 +896,50 @@ func passing8(b []byte, from int, filter []uint64, fshift uint) (int, uint64) {
 	for ; i+8 <= len(b); i++ {
 		if h := hash8(b, i); passes(filter[h>>sh], h) {
 			return i, h
+		}
+	}
+	return i, 0
+}
+
+// passing is the first place of b from from on, and every k bytes after,
+// whose window of class c has a hash h (windowHash) that passes filter's
+// bits, and h; past the last place a window fits if none. Each class's
+// loop calls nothing: with the queue's lookups in its body (each), the
+// compiler kept the loop's values on the stack across its steps.
+func passing(b []byte, from, c, k int, filter []uint64, fshift uint) (int, uint64) {
+	sh := fshift & 63
+	passes := func(h uint64) bool { m := filterMask(h); return filter[h>>sh]&m == m }
+	i := from
+	switch windowClasses[c].w {
+	case 32:
+		for ; i+32 <= len(b); i += k {
+			if h := hash32(b, i); passes(h) {
+				return i, h
+			}
+		}
+	case 24:
+		for ; i+24 <= len(b); i += k {
+			if h := hash24(b, i); passes(h) {
+				return i, h
+			}
+		}
+	case 16:
+		for ; i+16 <= len(b); i += k {
+			if h := hash16(b, i); passes(h) {
+				return i, h
+			}
+		}
+	case 8:
+		for ; i+8 <= len(b); i += k {
+			if h := hash8(b, i); passes(h) {
+				return i, h
+			}
+		}
+	default:
+		for ; i+6 <= len(b); i += k {
+			if h := hash6(b, i); passes(h) {
+				return i, h
+			}
 		}
 	}
 	return i, 0

@@ -462,3 +462,49 @@ func TestPassing8(t *testing.T) {
 		}
 	}
 }
+
+// passing has a loop of its own for each class: it must stop where
+// windowHash, a place at a time, stops, for every class and stride,
+// whatever the text's length, the place it starts from and how many places
+// pass.
+func TestPassing(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 9))
+	for _, density := range []int{1, 8, 32} { // bits of 64 set in each word
+		filter := make([]uint64, 1<<8)
+		for k := range filter {
+			for range density {
+				filter[k] |= 1 << r.IntN(64)
+			}
+		}
+		fshift := uint(64 - 8)
+		for c, class := range windowClasses {
+			for _, k := range []int{1, 2, 3, 4, 8} {
+				for range 500 {
+					b := make([]byte, r.IntN(4*class.w+8*k))
+					for i := range b {
+						b[i] = byte(r.IntN(256))
+					}
+					from := r.IntN(len(b) + 1)
+					want, wantH := -1, uint64(0)
+					for i := from; i+class.w <= len(b); i += k {
+						h := windowHash(b, i, c)
+						if m := filterMask(h); filter[h>>fshift]&m == m {
+							want, wantH = i, h
+							break
+						}
+					}
+					got, h := passing(b, from, c, k, filter, fshift)
+					if want < 0 {
+						if got+class.w <= len(b) || (got-from)%k != 0 {
+							t.Fatalf("class %d, stride %d, density %d, %d bytes from %d: place %d, want none", class.w, k, density, len(b), from, got)
+						}
+						continue
+					}
+					if got != want || h != wantH {
+						t.Fatalf("class %d, stride %d, density %d, %d bytes from %d: place %d (hash %x), want %d (%x)", class.w, k, density, len(b), from, got, h, want, wantH)
+					}
+				}
+			}
+		}
+	}
+}

@@ -698,3 +698,31 @@ func TestByteKinds(t *testing.T) {
 		}
 	}
 }
+
+// firstQuote looks at 8 bytes a step: it must find the first quote a byte
+// at a time finds, wherever it is in the step and whatever follows it
+// (another quote, a byte one more or less than one, bytes past ASCII).
+func TestFirstQuote(t *testing.T) {
+	r := rand.New(rand.NewPCG(4, 2))
+	alphabet := []byte{'"', '\'', '`', '!', '#', '&', '(', '_', 'a', '\\', 0, 0x80, 0xff, 0x21, 0x61}
+	for range 20000 {
+		b := make([]byte, r.IntN(40))
+		for i := range b {
+			if r.IntN(8) == 0 {
+				b[i] = alphabet[r.IntN(len(alphabet))]
+			} else {
+				b[i] = byte('a' + r.IntN(26))
+			}
+		}
+		want := len(b)
+		for i, c := range b {
+			if c == '"' || c == '\'' || c == '`' {
+				want = i
+				break
+			}
+		}
+		if got := firstQuote(string(b)); got != want {
+			t.Fatalf("%q: %d, want %d", b, got, want)
+		}
+	}
+}

@@ -726,3 +726,46 @@ func TestFirstQuote(t *testing.T) {
 		}
 	}
 }
+
+// wordFingerprints skips the bytes no word it takes can start in: it must
+// take what a look at every word takes, on texts of short and long words,
+// identifiers, keys and punctuation at every place.
+func TestWordFingerprintsSkip(t *testing.T) {
+	every := func(s string, loose bool) []string {
+		var out []string
+		for i := 0; i < len(s); {
+			if !isWord(s[i]) {
+				i++
+				continue
+			}
+			j := i
+			for j < len(s) && isWord(s[j]) {
+				j++
+			}
+			if w := trimPunct(s[i:j]); len(w) >= minEntropyWord && (loose || letterAndDigit(w) && keyLike(w)) {
+				out = append(out, w)
+			}
+			if j-i >= minIdent {
+				identifiers(s[i:j], func(id string) { out = append(out, id) })
+			}
+			i = j
+		}
+		return out
+	}
+	r := rand.New(rand.NewPCG(6, 1))
+	pieces := []string{" ", "  ", "\t", ".", ":", "-", "(", ")", "=", "x", "ab", "k9", "q7Zp2Lx0Wv", "tokenValue", "AKIA4Q7ZP2LX0WV8RT3M", "very_long_identifier_name", "a.b.c", "--", "::", "/", "é"}
+	for range 5000 {
+		var b strings.Builder
+		for range r.IntN(30) {
+			b.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		s := b.String()
+		for _, loose := range []bool{false, true} {
+			var got []string
+			wordFingerprints(s, loose, func(w string) { got = append(got, w) })
+			if want := every(s, loose); !slices.Equal(got, want) {
+				t.Fatalf("%q (loose %v): %q, want %q", s, loose, got, want)
+			}
+		}
+	}
+}

@@ -699,9 +699,9 @@ func TestByteKinds(t *testing.T) {
 	}
 }
 
-// firstQuote looks at 8 bytes a step: it must find the first quote a byte
-// at a time finds, wherever it is in the step and whatever follows it
-// (another quote, a byte one more or less than one, bytes past ASCII).
+// firstQuote looks for each quote on its own: it must find the first of
+// them a byte at a time finds, whatever comes before and after it (another
+// quote, a byte one more or less than one, bytes past ASCII).
 func TestFirstQuote(t *testing.T) {
 	r := rand.New(rand.NewPCG(4, 2))
 	alphabet := []byte{'"', '\'', '`', '!', '#', '&', '(', '_', 'a', '\\', 0, 0x80, 0xff, 0x21, 0x61}

@@ -216,11 +216,11 @@ func firstQuote(s string) int {
 // wordFingerprints calls fn with the long identifiers and the key-like words
 // of s.
 func wordFingerprints(s string, loose bool, fn func(string)) {
-	// No word shorter than shortWord is taken. So the byte shortWord-1
-	// past i (never within a word) is looked at first: if it is not a
-	// word's, no word from i to it is taken, and i goes past it; if it
-	// is, its word is found back and forth from it. A byte at a time,
-	// finding every word (code's are short) was two fifths of
+	// No word shorter than shortWord is taken. i, never within a word,
+	// looks first at the byte shortWord-1 past it: if that is not a
+	// word's, no word from i to it is long enough, and i goes past it;
+	// if it is, its word is found back and forth from it. A byte at a
+	// time, finding every word (code's are short) was two fifths of
 	// BenchmarkCut.
 	for i := 0; i+shortWord <= len(s); {
 		e := i + shortWord - 1

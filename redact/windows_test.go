@@ -430,13 +430,7 @@ func TestLongerClassesGated(t *testing.T) {
 func TestPassing8(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 8))
 	for _, density := range []int{1, 8, 32} { // bits of 64 set in each word
-		filter := make([]uint64, 1<<8)
-		for k := range filter {
-			for range density {
-				filter[k] |= 1 << r.IntN(64)
-			}
-		}
-		fshift := uint(64 - 8)
+		filter, fshift := randomFilter(r, density)
 		for range 2000 {
 			b := make([]byte, r.IntN(40))
 			for k := range b {
@@ -470,13 +464,7 @@ func TestPassing8(t *testing.T) {
 func TestPassing(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 9))
 	for _, density := range []int{1, 8, 32} { // bits of 64 set in each word
-		filter := make([]uint64, 1<<8)
-		for k := range filter {
-			for range density {
-				filter[k] |= 1 << r.IntN(64)
-			}
-		}
-		fshift := uint(64 - 8)
+		filter, fshift := randomFilter(r, density)
 		for c, class := range windowClasses {
 			for _, k := range []int{1, 2, 3, 4, 8} {
 				for range 500 {
@@ -507,4 +495,16 @@ func TestPassing(t *testing.T) {
 			}
 		}
 	}
+}
+
+// randomFilter is a filter of 256 words with about density bits of 64 set
+// in each, and the shift that picks its word from a hash.
+func randomFilter(r *rand.Rand, density int) ([]uint64, uint) {
+	filter := make([]uint64, 1<<8)
+	for k := range filter {
+		for range density {
+			filter[k] |= 1 << r.IntN(64)
+		}
+	}
+	return filter, 64 - 8
 }

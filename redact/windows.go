@@ -804,8 +804,8 @@ func (w *windows) each(s string, set *fpSet, fn func(start, n int, fp int32) boo
 		}
 		// The filter turns nearly every place away (passing, a loop of
 		// its own); the places that pass are queued and checked by found.
-		k, filter, fshift := w.k[c], w.filter[c], w.fshift[c]
-		for i, h := passing(b, 0, c, k, filter, fshift); i+windowClasses[c].w <= len(b); i, h = passing(b, i+k, c, k, filter, fshift) {
+		k, n, filter, fshift := w.k[c], windowClasses[c].w, w.filter[c], w.fshift[c]
+		for i, h := passing(b, 0, c, k, filter, fshift); i+n <= len(b); i, h = passing(b, i+k, c, k, filter, fshift) {
 			if q.add(i, h) && !w.found(c, &q, s, set, fn) {
 				return
 			}

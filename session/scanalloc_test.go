@@ -89,10 +89,7 @@ func TestScanShared(t *testing.T) {
 func storeOf(t *testing.T, msgs []*Message) (*Store, Header) {
 	t.Helper()
 	s := openTest(t)
-	h, err := s.Create(Header{Title: "scan"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := create(t, s, Header{Title: "scan"})
 	if err := s.Append(h.ID, msgs...); err != nil {
 		t.Fatal(err)
 	}

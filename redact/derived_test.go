@@ -388,10 +388,13 @@ func TestArenaPlaces(t *testing.T) {
 	if first != texts[0] {
 		t.Fatal("a text read before the arena grew changed")
 	}
-	for k, c := range a.chunks[8:] {
+	for k, c := range a.chunks[arenaDoublings:] {
 		if len(c) < arenaChunk {
-			t.Fatalf("chunk %d holds %d bytes, less than %d", k+8, len(c), arenaChunk)
+			t.Fatalf("chunk %d holds %d bytes, less than %d", k+arenaDoublings, len(c), arenaChunk)
 		}
+	}
+	if len(a.chunks[arenaDoublings-1]) != arenaChunk/2 {
+		t.Fatalf("the last doubled chunk holds %d bytes, not half of %d", len(a.chunks[arenaDoublings-1]), arenaChunk)
 	}
 }
 

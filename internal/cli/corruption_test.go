@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -96,23 +97,41 @@ func outputs(t *testing.T, bin string, dirs, ids []string) [][]string {
 // flipBatch is how many flipped stores one process reads.
 const flipBatch = 24
 
-// plainScrim builds this test binary without the race detector when it
-// has it, for tests that run scrim hundreds of times; "" otherwise (the
-// test binary itself is the one to run then). A test binary, not scrim:
-// it runs many commands in one process (runCommands). With scrim itself, a
-// process a command, the byte-flip test took 138 s of CI's 13 minutes.
+// plainScrim is this test binary built without the race detector when it
+// has it, for tests that run scrim hundreds of times or check only what a
+// process writes; "" otherwise (the test binary itself is the one to run
+// then). A test binary, not scrim: it runs many commands in one process
+// (runCommands). With scrim itself, a process a command, the byte-flip
+// test took 138 s of CI's 13 minutes. It is built once for the test run,
+// into a folder TestMain removes.
 func plainScrim(t *testing.T) string {
 	t.Helper()
 	if !raceEnabled {
 		return ""
 	}
-	bin := filepath.Join(t.TempDir(), "cli.test")
-	build := exec.Command("go", "test", "-c", "-o", bin, "github.com/scrim-dev/scrim/internal/cli")
-	build.Env = append(os.Environ(), "GOTOOLCHAIN=local")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	plain.once.Do(func() {
+		dir, err := os.MkdirTemp("", "scrim-plain-")
+		if err != nil {
+			plain.err = err
+			return
+		}
+		plain.dir, plain.bin = dir, filepath.Join(dir, "cli.test")
+		build := exec.Command("go", "test", "-c", "-o", plain.bin, "github.com/scrim-dev/scrim/internal/cli")
+		build.Env = append(os.Environ(), "GOTOOLCHAIN=local")
+		if out, err := build.CombinedOutput(); err != nil {
+			plain.err = fmt.Errorf("go test -c: %v\n%s", err, out)
+		}
+	})
+	if plain.err != nil {
+		t.Fatal(plain.err)
 	}
-	return bin
+	return plain.bin
+}
+
+var plain struct {
+	once     sync.Once
+	dir, bin string
+	err      error
 }
 
 func showArgs(ids []string) [][]string {

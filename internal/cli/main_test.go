@@ -26,7 +26,11 @@ func TestMain(m *testing.M) {
 		runCommands(os.Args[1:])
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if plain.dir != "" {
+		os.RemoveAll(plain.dir)
+	}
+	os.Exit(code)
 }
 
 // commandResult is one command's outcome, as runCommands writes it.

@@ -137,6 +137,9 @@ func Main(args []string, env Env) (code int) {
 		}
 	}()
 	root := a.rootCommand()
+	if completing(args) {
+		a.addCompletions(root)
+	}
 	root.SetArgs(args)
 	root.SetIn(a.stdin)
 	root.SetOut(a.stdout)
@@ -225,7 +228,6 @@ func (a *app) rootCommand() *cobra.Command {
 	for _, c := range root.Commands() {
 		requireSubcommand(c)
 	}
-	a.addCompletions(root)
 	addExamples(root)
 	return root
 }

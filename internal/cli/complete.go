@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -71,6 +72,17 @@ func (a *app) addCompletions(root *cobra.Command) {
 	_ = root.RegisterFlagCompletionFunc("providers", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return []string{"toml"}, cobra.ShellCompDirectiveFilterFileExt
 	})
+}
+
+// completing reports whether args ask cobra's hidden completion command
+// for completions (the shell scripts run `scrim __complete …`, after the
+// global flags if any). Only then are they added: cobra (1.10) keeps flag
+// completion functions in a map of its own for the life of the process,
+// and each holds its app, so every Main that added them kept its app, its
+// store and that store's closed Badger (434 KB), which every collection
+// after scanned: the tests that run hundreds of Mains in one process.
+func completing(args []string) bool {
+	return slices.Contains(args, cobra.ShellCompRequestCmd) || slices.Contains(args, cobra.ShellCompNoDescRequestCmd)
 }
 
 // completeSessions lists the store's sessions as "ID\ttitle", most recent

@@ -53,8 +53,8 @@ func corruptStore(t *testing.T) (string, []string) {
 // read, so a crash still fails the test (if less precisely).
 //
 // Under the race detector the test binary is several times slower to run:
-// then bin, this test binary built without it (plainScrim), is the process.
-func outputs(t *testing.T, bin string, dirs, ids []string) [][]string {
+// the process is then this test binary built without it (plainProcess).
+func outputs(t *testing.T, dirs, ids []string) [][]string {
 	t.Helper()
 	cmds := append([][]string{{"sessions"}}, showArgs(ids)...)
 	out := make([][]string, len(dirs))
@@ -67,11 +67,8 @@ func outputs(t *testing.T, bin string, dirs, ids []string) [][]string {
 			args = append(append(args, "--store", dir), c...)
 		}
 	}
-	cmd := scrimProcess(t, args...)
+	cmd := plainProcess(t, args...)
 	cmd.Env = append(cmd.Env, "SCRIM_TEST_MAIN=commands")
-	if bin != "" {
-		cmd.Path, cmd.Args = bin, append([]string{bin}, args...)
-	}
 	var so, se strings.Builder
 	cmd.Stdout, cmd.Stderr = &so, &se
 	err := cmd.Run()
@@ -97,17 +94,18 @@ func outputs(t *testing.T, bin string, dirs, ids []string) [][]string {
 // flipBatch is how many flipped stores one process reads.
 const flipBatch = 24
 
-// plainScrim is this test binary built without the race detector when it
-// has it, for tests that run scrim hundreds of times or check only what a
-// process writes; "" otherwise (the test binary itself is the one to run
-// then). A test binary, not scrim: it runs many commands in one process
+// plainProcess is scrimProcess, but when this test binary has the race
+// detector, the process is this test binary built without it: for tests
+// that run scrim hundreds of times or check only what a process writes. A
+// test binary, not scrim: it runs many commands in one process
 // (runCommands). With scrim itself, a process a command, the byte-flip
 // test took 138 s of CI's 13 minutes. It is built once for the test run,
 // into a folder TestMain removes.
-func plainScrim(t *testing.T) string {
+func plainProcess(t *testing.T, args ...string) *exec.Cmd {
 	t.Helper()
+	cmd := scrimProcess(t, args...)
 	if !raceEnabled {
-		return ""
+		return cmd
 	}
 	plain.once.Do(func() {
 		dir, err := os.MkdirTemp("", "scrim-plain-")
@@ -125,7 +123,8 @@ func plainScrim(t *testing.T) string {
 	if plain.err != nil {
 		t.Fatal(plain.err)
 	}
-	return plain.bin
+	cmd.Path, cmd.Args = plain.bin, append([]string{plain.bin}, args...)
+	return cmd
 }
 
 var plain struct {
@@ -154,8 +153,7 @@ func TestByteFlipsAreReportedNeverSilent(t *testing.T) {
 		t.Skip("flips a store's bytes a few hundred times")
 	}
 	pristine, ids := corruptStore(t)
-	bin := plainScrim(t)
-	want := outputs(t, bin, []string{pristine}, ids)[0]
+	want := outputs(t, []string{pristine}, ids)[0]
 	for _, w := range want {
 		if !strings.HasPrefix(w, "0\x00") {
 			t.Fatalf("the pristine store does not read: %q", w)
@@ -192,7 +190,7 @@ func TestByteFlipsAreReportedNeverSilent(t *testing.T) {
 						must(t, os.WriteFile(filepath.Join(dir, name), b, 0o600))
 						dirs = append(dirs, dir)
 					}
-					for f, got := range outputs(t, bin, dirs, ids) {
+					for f, got := range outputs(t, dirs, ids) {
 						for k := range got {
 							if got[k] == want[k] {
 								continue

@@ -192,15 +192,12 @@ func streamAnswer(w http.ResponseWriter, text string, calls ...[2]string) {
 
 // runProcess runs scrim as a separate process, so the check sees every byte
 // it writes to its real stdout and stderr, whoever writes them: under the
-// race detector, the test binary built without it (plainScrim), since what
-// is checked is the bytes: with it, the 40 processes of TestConfigTextIsInert
-// took 38 s of CI's internal/cli, 11 without.
+// race detector, the test binary built without it (plainProcess), since
+// what is checked is the bytes: with it, the 40 processes of
+// TestConfigTextIsInert took 38 s of CI's internal/cli, 11 without.
 func runProcess(t *testing.T, stdin string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	cmd := scrimProcess(t, args...)
-	if bin := plainScrim(t); bin != "" {
-		cmd.Path, cmd.Args = bin, append([]string{bin}, args...)
-	}
+	cmd := plainProcess(t, args...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb

@@ -217,7 +217,15 @@ func openDB(dir string, l0 int) (*badger.DB, error) {
 	if err := preopenTables(dir); err != nil {
 		return nil, err
 	}
-	db, err := openBadger(options(dir).WithNumLevelZeroTables(l0))
+	o := options(dir).WithNumLevelZeroTables(l0)
+	left, err := leftMemtableLog(dir)
+	if err != nil {
+		return nil, err
+	}
+	if left > 0 {
+		o = o.WithMemTableSize(max(o.MemTableSize, firstMemtable, left/2))
+	}
+	db, err := openBadger(o)
 	if err != nil {
 		return nil, openFailure(dir, err)
 	}
@@ -250,6 +258,38 @@ func removeEmptyLogs(dir string) error {
 	}
 	return nil
 }
+
+// leftMemtableLog returns the size of the biggest memtable log in dir, 0 if
+// there is none: there is none after a clean close, which flushes the
+// memtable and removes its log, but a killed process leaves its log, and
+// the next open replays it into a memtable of the size that open asks for.
+// Badger ends the process when the entries do not fit ("Arena too small"),
+// so a log written with a bigger memtable than this scrim's would lock the
+// user out of the store. A log is made twice the size of its memtable, and
+// shrinks to what it holds only when a replay has read it (before the
+// flush that removes it): half the biggest log, and at least the memtable
+// of scrim's first builds (firstMemtable), fits every log scrim has written.
+func leftMemtableLog(dir string) (int64, error) {
+	logs, err := filepath.Glob(filepath.Join(dir, "*.mem"))
+	if err != nil {
+		return 0, err
+	}
+	var biggest int64
+	for _, l := range logs {
+		fi, err := os.Stat(l)
+		if err != nil {
+			return 0, fmt.Errorf("read session store %s: %w", dir, err)
+		}
+		if fi.Mode().IsRegular() && isLogName(filepath.Base(l)) {
+			biggest = max(biggest, fi.Size())
+		}
+	}
+	return biggest, nil
+}
+
+// firstMemtable is the memtable size of scrim's first builds, the biggest
+// it has had.
+const firstMemtable = 16 << 20
 
 // isLogName reports whether name is a Badger log file: a number (six digits
 // or more for a value log, five for a memtable log) and .vlog or .mem.

@@ -1,0 +1,156 @@
+package session
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestOpenAfterKillWithABiggerMemtable: a process killed with entries in its
+// memtable leaves them in the memtable's log, and the next open replays that
+// log into a memtable of its own size. A log written with a bigger memtable
+// than this scrim's (scrim's first builds had 16 MiB) held more than this
+// scrim's memtable fits, and Badger ends the process at the replay
+// ("Arena too small"): the user could not open the store at all. Open must
+// replay it, with every message intact.
+func TestOpenAfterKillWithABiggerMemtable(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Create(Header{ID: crashSession, Title: "crash"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The writer: the store as a 16 MiB memtable opens it.
+	db, err := openBadger(options(dir).WithMemTableSize(16 << 20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &Store{db: db, dir: dir, l0: l0Tables + 1, Now: s.Now}
+	const n = 60000
+	for seq := uint64(1); seq <= n; seq += 100 {
+		msgs := make([]*Message, 100)
+		for i := range msgs {
+			msgs[i] = smallMessage(seq + uint64(i))
+		}
+		if err := w.Append(crashSession, msgs...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Its files as a kill leaves them: every append returned was synced.
+	killed := t.TempDir()
+	copyFiles(t, dir, killed)
+	db.Close()
+	mems, _ := filepath.Glob(filepath.Join(killed, "*.mem"))
+	if len(mems) != 1 {
+		t.Fatalf("the writer left %d memtable logs, want 1", len(mems))
+	}
+	// The same after a replay of that log (which cuts it to what it holds)
+	// and a kill before the flush that would have removed it.
+	replayed := t.TempDir()
+	copyFiles(t, killed, replayed)
+	shrink(t, filepath.Join(replayed, filepath.Base(mems[0])))
+	for name, dir := range map[string]string{"as left": killed, "replayed": replayed} {
+		t.Run(name, func(t *testing.T) {
+			// In a process of its own: Badger ends the process that fails.
+			cmd := exec.Command(os.Args[0], "-test.run=^TestOpenLeftChild$")
+			cmd.Env = append(os.Environ(), "SCRIM_LEFT_STORE="+dir)
+			out, err := cmd.CombinedOutput()
+			if err != nil || strings.TrimSpace(string(out)) != fmt.Sprint(n) {
+				t.Fatalf("open after the kill: %v\n%s", err, out)
+			}
+		})
+	}
+}
+
+// TestOpenLeftChild is the process TestOpenAfterKillWithABiggerMemtable
+// opens a store in: it prints how many of the messages it finds intact.
+func TestOpenLeftChild(t *testing.T) {
+	dir := os.Getenv("SCRIM_LEFT_STORE")
+	if dir == "" {
+		t.Skip("helper process of TestOpenAfterKillWithABiggerMemtable")
+	}
+	s, err := Open(dir)
+	if err != nil {
+		fmt.Println("open:", err)
+		os.Exit(1)
+	}
+	msgs, bad, err := s.Messages(crashSession)
+	if err != nil || len(bad) != 0 {
+		fmt.Println("read:", err, bad)
+		os.Exit(1)
+	}
+	for i, m := range msgs {
+		if m.Text() != smallMessage(uint64(i+1)).Text() {
+			fmt.Printf("message %d: %q\n", i+1, m.Text())
+			os.Exit(1)
+		}
+	}
+	if err := s.Close(); err != nil {
+		fmt.Println("close:", err)
+		os.Exit(1)
+	}
+	fmt.Println(len(msgs))
+	os.Exit(0)
+}
+
+// shrink cuts the file at path after its last byte that is not zero, as a
+// replay cuts a memtable log to the entries it holds.
+func shrink(t *testing.T, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(bytes.TrimRight(b, "\x00"))
+	if n == len(b) || n == 0 {
+		t.Fatalf("%s: %d of %d bytes in use", path, n, len(b))
+	}
+	if err := os.Truncate(path, int64(n)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// smallMessage is short enough to be kept in the LSM tree (and in the
+// memtable) rather than in the value log.
+func smallMessage(seq uint64) *Message {
+	return &Message{Role: RoleUser, Parts: []Part{{Kind: PartText, Text: fmt.Sprintf("message %d of a session written before the kill", seq)}}}
+}
+
+// copyFiles copies the regular files of dir into to.
+func copyFiles(t *testing.T, dir, to string) {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range es {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		src, err := os.Open(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst, err := os.Create(filepath.Join(to, e.Name()))
+		if err == nil {
+			_, err = io.Copy(dst, src)
+			if cerr := dst.Close(); err == nil {
+				err = cerr
+			}
+		}
+		src.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}

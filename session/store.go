@@ -270,19 +270,20 @@ func removeEmptyLogs(dir string) error {
 // flush that removes it): half the biggest log, and at least the memtable
 // of scrim's first builds (firstMemtable), fits every log scrim has written.
 func leftMemtableLog(dir string) (int64, error) {
-	logs, err := filepath.Glob(filepath.Join(dir, "*.mem"))
+	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("read session store %s: %w", dir, err)
 	}
 	var biggest int64
-	for _, l := range logs {
-		fi, err := os.Stat(l)
+	for _, e := range entries {
+		if !e.Type().IsRegular() || !isLogName(e.Name()) || !strings.HasSuffix(e.Name(), ".mem") {
+			continue
+		}
+		fi, err := e.Info()
 		if err != nil {
 			return 0, fmt.Errorf("read session store %s: %w", dir, err)
 		}
-		if fi.Mode().IsRegular() && isLogName(filepath.Base(l)) {
-			biggest = max(biggest, fi.Size())
-		}
+		biggest = max(biggest, fi.Size())
 	}
 	return biggest, nil
 }

@@ -259,8 +259,14 @@ func removeStaleDemos(tmp string) {
 	if tmp == "" {
 		tmp = os.TempDir()
 	}
-	dirs, _ := filepath.Glob(filepath.Join(tmp, "scrim-demo-*"))
-	for _, d := range dirs {
+	// Read, not globbed: a TMPDIR's name is not a pattern ("[" would fail
+	// it, "*" reach other folders' demos).
+	entries, _ := os.ReadDir(tmp)
+	for _, e := range entries {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), "scrim-demo-") {
+			continue
+		}
+		d := filepath.Join(tmp, e.Name())
 		b, err := os.ReadFile(filepath.Join(d, demoOwner))
 		if err != nil {
 			continue

@@ -48,6 +48,24 @@ func TestDemoCleansUpAfterSignals(t *testing.T) {
 		}
 	}
 
+	// A TMPDIR whose name holds a pattern's characters is a name: its
+	// stale demo goes, another folder's stays.
+	for _, name := range []string{"t*", "t["} {
+		parent := t.TempDir()
+		tmp, other := filepath.Join(parent, name), filepath.Join(parent, "t-other")
+		for _, d := range []string{tmp, other} {
+			must(t, os.MkdirAll(filepath.Join(d, "scrim-demo-dead"), 0o700))
+			must(t, os.WriteFile(filepath.Join(d, "scrim-demo-dead", demoOwner), []byte("999999999"), 0o600))
+		}
+		removeStaleDemos(tmp)
+		if _, err := os.Stat(filepath.Join(tmp, "scrim-demo-dead")); err == nil {
+			t.Errorf("TMPDIR %s: its stale demo is left", name)
+		}
+		if _, err := os.Stat(filepath.Join(other, "scrim-demo-dead")); err != nil {
+			t.Errorf("TMPDIR %s: the demo of another folder is gone: %v", name, err)
+		}
+	}
+
 	tmp := t.TempDir()
 	dead := filepath.Join(tmp, "scrim-demo-dead")
 	alive := filepath.Join(tmp, "scrim-demo-alive")

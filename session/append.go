@@ -46,7 +46,7 @@ func (s *Store) prepare(h Header, msgs []*Message) ([][]byte, error) {
 	}
 	vals := make([][]byte, len(msgs))
 	for i, m := range msgs {
-		b, err := marshalMessage(m)
+		b, err := encodeRecord(m)
 		if err != nil {
 			return nil, fmt.Errorf("encode message %d: %w", i+1, err)
 		}
@@ -151,7 +151,7 @@ func encodeAll(msgs []*Message, first int) ([][]byte, error) {
 		go func() {
 			defer wg.Done()
 			for i := w * per; i < min((w+1)*per, len(msgs)); i++ {
-				v, err := marshalMessage(msgs[i])
+				v, err := encodeRecord(msgs[i])
 				if err != nil {
 					errs[w] = fmt.Errorf("encode message %d: %w", first+i+1, err)
 					return

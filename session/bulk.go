@@ -193,7 +193,7 @@ func (b *Bulk) Put(m *Message) error {
 	if err := m.Validate(); err != nil {
 		return fmt.Errorf("session %s message %d: %w", m.SessionID, m.Seq, err)
 	}
-	v, err := marshalMessage(m)
+	v, err := encodeRecord(m)
 	if err != nil {
 		return fmt.Errorf("encode session %s message %d: %w", m.SessionID, m.Seq, err)
 	}

@@ -293,7 +293,7 @@ func (s *Store) restore(h Header, msgs []*Message) error {
 	defer wb.Cancel()
 	for _, m := range msgs {
 		m.SessionID = h.ID
-		b, err := marshalMessage(m)
+		b, err := encodeRecord(m)
 		if err != nil {
 			return err
 		}

@@ -3,6 +3,7 @@ package session
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math/bits"
 	"strconv"
 	"unicode/utf8"
@@ -28,6 +29,33 @@ func marshalMessage(m *Message) ([]byte, error) {
 	}
 	return appendMessage(make([]byte, 0, n+n/4), m) // room for escapes: tabs and newlines double
 }
+
+// encodeRecord is m's record in the store: marshalMessage, refused when it
+// is longer than a value can be. Badger refuses a value longer than a value
+// log file, with an error that prints the start of the value in hex (a line
+// of 4 KB, from an import of a transcript with a 70 MiB command output); the
+// error here says how big the message is and which part made it so.
+func encodeRecord(m *Message) ([]byte, error) {
+	v, err := marshalMessage(m)
+	if err != nil || len(v) <= maxRecord {
+		return v, err
+	}
+	big := 0
+	for i := range m.Parts {
+		if len(m.Parts[i].Text) > len(m.Parts[big].Text) {
+			big = i
+		}
+	}
+	what := "message"
+	if len(m.Parts) > 0 {
+		what = fmt.Sprintf("its %s part of %s", m.Parts[big].Kind, mib(uint64(len(m.Parts[big].Text))))
+	}
+	return nil, fmt.Errorf("the message is %s as stored (%s), more than the %s one message can hold: it cannot be stored", mib(uint64(len(v))), what, mib(maxRecord))
+}
+
+// maxRecord is the longest record a message may have: Badger's bound on a
+// value, the size of a value log file.
+const maxRecord = valueLogFileSize
 
 // AppendMessageJSON appends to b the bytes json.Marshal(m) returns, written
 // by the store's own encoder, several times faster: for commands that write

@@ -113,7 +113,7 @@ func options(dir string) badger.Options {
 		// which makes bulk appends and loading a long session several times
 		// cheaper than keeping them in the LSM tree (docs/sessions.md).
 		WithValueThreshold(1 << 10).
-		WithValueLogFileSize(64 << 20).
+		WithValueLogFileSize(valueLogFileSize).
 		WithNumCompactors(2).
 		WithNumLevelZeroTables(l0Tables).
 		WithNumLevelZeroTablesStall(8).
@@ -156,6 +156,10 @@ func Open(dir string) (*Store, error) {
 func OpenToImport(dir string) (*Store, error) {
 	return whileInUse(func() (*Store, error) { return open(dir, l0Tables) })
 }
+
+// valueLogFileSize is the size of a value log file, and so the longest
+// value Badger takes (maxRecord).
+const valueLogFileSize = 64 << 20
 
 // l0Tables is how many tables Badger's first level holds, in an importing
 // process, before they are merged into the next.

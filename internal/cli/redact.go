@@ -278,7 +278,7 @@ func writePerMessage(w io.Writer, r redact.MessageReport, sent []session.Message
 // tier that asks for them.
 func writeSpanReport(w io.Writer, tier *policy.Tier, rep redact.Report) {
 	if tier.RedactsDerived() {
-		fmt.Fprintf(w, "  derived: %s that repeat content of denied files, replaced by that file's placeholder\n", plural(rep.Derived, "span", "spans"))
+		fmt.Fprintf(w, "  derived: %s content of denied files, replaced by that file's placeholder\n", plural(rep.Derived, "span that repeats", "spans that repeat"))
 		for _, d := range rep.DerivedFrom {
 			fmt.Fprintf(w, "    derived from %s  — %s\n", termsafe.Inert(d.Path), plural(d.Spans, "span", "spans"))
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scrim-dev/scrim/policy"
 	"github.com/scrim-dev/scrim/redact"
 	"github.com/scrim-dev/scrim/session"
 )
@@ -141,5 +142,21 @@ func TestRedactCLIErrors(t *testing.T) {
 				t.Fatalf("exit %d, stderr %q; want %d, %q", code, stderr, tc.code, tc.want)
 			}
 		})
+	}
+}
+
+// The text report's counts agree with their nouns and verbs: one span
+// repeats, two repeat.
+func TestSpanReportGrammar(t *testing.T) {
+	tier := &policy.Tier{Derived: "redact", Secrets: "redact"}
+	for n, want := range map[int]string{
+		1: "derived: 1 span that repeats content of denied files",
+		2: "derived: 2 spans that repeat content of denied files",
+	} {
+		var b strings.Builder
+		writeSpanReport(&b, tier, redact.Report{Derived: n, Secrets: n, DerivedFrom: []redact.PathCount{{Path: "/p/.env", Spans: n}}})
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("%d spans: %q lacks %q", n, b.String(), want)
+		}
 	}
 }

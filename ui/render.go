@@ -1,11 +1,13 @@
 package ui
 
 import (
+	"fmt"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/scrim-dev/scrim/internal/termsafe"
 	"github.com/scrim-dev/scrim/redact"
@@ -162,9 +164,12 @@ func (s *styles) bodySegs(segs []seg, v sideView, m *session.Message) []seg {
 		// │ content. Only Part.Redacted makes a placeholder: text that
 		// merely looks like one (a file quoting it) is drawn as content.
 		spans := partSpans(v, i, pt)
+		text, rest := shown(pt.Text)
 		switch {
 		case pt.Kind == session.PartToolCall:
-			call := seg{text: "→ " + inertLine(pt.Name) + " " + inertText(string(pt.Input)), ink: s.Call}
+			input, more := shown(string(pt.Input))
+			rest = more
+			call := seg{text: "→ " + inertLine(pt.Name) + " " + inertText(input), ink: s.Call}
 			if len(spans) > 0 || len(pt.Filtered) > 0 && v.sent {
 				// A placeholder inside the input (sent), or input the
 				// tier does not get (stored): the call's lines say so.
@@ -176,18 +181,60 @@ func (s *styles) bodySegs(segs []seg, v sideView, m *session.Message) []seg {
 			if m.IsError {
 				ink = s.Err
 			}
-			segs = s.spanSegs(segs, pt.Text, spans, v.sent, ink)
+			segs = s.spanSegs(segs, text, spans, v.sent, ink)
 		case pt.Redacted:
-			segs = append(segs, seg{text: inertText(pt.Text), ink: s.Placeholder, gutter: "✖ ", gutterInk: s.Placeholder})
+			segs = append(segs, seg{text: inertText(text), ink: s.Placeholder, gutter: "✖ ", gutterInk: s.Placeholder})
 		case !v.sent && (v.whole || pt.SourcePath != "" && v.denied[pt.SourcePath]):
-			segs = append(segs, seg{text: inertText(pt.Text), ink: s.Denied, gutter: "✗ ", gutterInk: s.Denied})
+			segs = append(segs, seg{text: inertText(text), ink: s.Denied, gutter: "✗ ", gutterInk: s.Denied})
 		case m.IsError:
-			segs = append(segs, seg{text: inertText(pt.Text), ink: s.Err, gutter: "│ ", gutterInk: s.Dim})
+			segs = append(segs, seg{text: inertText(text), ink: s.Err, gutter: "│ ", gutterInk: s.Dim})
 		default:
-			segs = append(segs, seg{text: inertText(pt.Text), gutter: "│ ", gutterInk: s.Dim})
+			segs = append(segs, seg{text: inertText(text), gutter: "│ ", gutterInk: s.Dim})
+		}
+		if rest != "" {
+			cmd := "scrim show"
+			if v.sent {
+				cmd = "scrim redact"
+			}
+			segs = append(segs, seg{text: "\n"}, seg{text: fmt.Sprintf("⋯ %s more of this part not shown here (%s): %s prints all of it",
+				sizeOf(len(rest)), plural(strings.Count(rest, "\n")+1, "line", "lines"), cmd), ink: s.Event})
 		}
 	}
 	return segs
+}
+
+// maxShown is how much of a part's text a pane lays out: a part longer
+// than that shows its start and a line that says what is left out. Laid
+// out whole, a command output of 40 MiB (600,000 lines) took the TUI to
+// 1.2 GB of memory and 5-12 s a key; a file the agent read is rarely more
+// than 256 KiB (Claude Code's Read refuses bigger files without a range).
+const maxShown = 1 << 20
+
+// shown splits text where a pane stops laying it out: at the end of the
+// last whole line within maxShown bytes (or at a rune's start, for a line
+// longer than that), and returns the two halves ("" rest: all of it is
+// shown). Spans past the split are cut off with it (spanSegs draws only
+// what lies within its text).
+func shown(text string) (head, rest string) {
+	if len(text) <= maxShown {
+		return text, ""
+	}
+	cut := strings.LastIndexByte(text[:maxShown], '\n')
+	if cut <= 0 {
+		cut = maxShown
+		for cut > 0 && !utf8.RuneStart(text[cut]) {
+			cut--
+		}
+	}
+	return text[:cut], strings.TrimPrefix(text[cut:], "\n")
+}
+
+// sizeOf is n bytes in the unit a person reads: KiB or MiB.
+func sizeOf(n int) string {
+	if n < 1<<20 {
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 }
 
 // partSpans returns where part i's text holds placeholders (sent side) or

@@ -63,6 +63,14 @@ func TestLongPartShowsItsStart(t *testing.T) {
 	if n := strings.Count(rows, "\n") + 1; n > 2*maxShown/20 {
 		t.Errorf("the long output takes %d rows", n)
 	}
+	// A find's hit past the cut brings the line that says so into view.
+	drive(m, keys("g", "f", "the very last line", "enter")...)
+	if m.find == nil || !m.find.done || len(m.find.hits) == 0 {
+		t.Fatalf("find: %+v", m.find)
+	}
+	if view := unmarked(m.View()); !strings.Contains(view, notShown) {
+		t.Errorf("the find's hit past the cut does not show the cut:\n%s", view)
+	}
 	short := unmarked(strings.Join(m.tr.rows(5), "\n"))
 	if !strings.Contains(short, "the end of the shorter output") || strings.Contains(short, "not shown here") {
 		t.Errorf("the output under %d bytes is not shown whole", maxShown)

@@ -196,12 +196,16 @@ func (s *styles) bodySegs(segs []seg, v sideView, m *session.Message) []seg {
 			if v.sent {
 				cmd = "scrim redact"
 			}
-			segs = append(segs, seg{text: "\n"}, seg{text: fmt.Sprintf("⋯ %s more of this part not shown here (%s): %s prints all of it",
-				sizeOf(len(rest)), plural(strings.Count(rest, "\n")+1, "line", "lines"), cmd), ink: s.Event})
+			segs = append(segs, seg{text: "\n"}, seg{text: fmt.Sprintf("⋯ %s %s (%s): %s prints all of it",
+				sizeOf(len(rest)), notShown, plural(strings.Count(rest, "\n")+1, "line", "lines"), cmd), ink: s.Event})
 		}
 	}
 	return segs
 }
+
+// notShown is what the line under a part cut short says after the size of
+// the rest (find's jump looks for it).
+const notShown = "more of this part not shown here"
 
 // maxShown is how much of a part's text a pane lays out: a part longer
 // than that shows its start and a line that says what is left out. Laid

@@ -80,14 +80,20 @@ type transcript struct {
 
 // jumpMatch makes seq current and brings the k-th of its rows that the
 // find marks near the top; a message not loaded yet is shown from its top.
+// A match past what a pane shows of a long part (shown) brings the line
+// that says so near the top: the match is in what scrim show prints.
 func (t *transcript) jumpMatch(seq uint64, k int) {
 	t.jump(seq)
 	if _, e := t.entry(seq); e == nil || t.mark == nil {
 		return
 	}
-	n := 0
+	n, cut := 0, -1
 	for i, r := range t.rows(seq) {
-		if !t.mark.MatchString(ansi.Strip(r)) {
+		plain := ansi.Strip(r)
+		if cut < 0 && strings.Contains(plain, notShown) {
+			cut = i
+		}
+		if !t.mark.MatchString(plain) {
 			continue
 		}
 		if n == k {
@@ -96,6 +102,10 @@ func (t *transcript) jumpMatch(seq uint64, k int) {
 			return
 		}
 		n++
+	}
+	if cut >= 0 {
+		t.top = anchor{seq, max(0, cut-1)}
+		t.clampEnd()
 	}
 }
 

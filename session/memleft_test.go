@@ -54,6 +54,11 @@ func TestOpenAfterKillWithABiggerMemtable(t *testing.T) {
 	if len(mems) != 1 {
 		t.Fatalf("the writer left %d memtable logs, want 1", len(mems))
 	}
+	// Opening it flushes a memtable twice the usual size: it asks for the
+	// room to (FreeToOpen, and the reserve its writes keep).
+	if got, usual := FreeToOpen(killed), FreeToOpen(t.TempDir()); usual != 16<<20 || got != 2*firstMemtable {
+		t.Fatalf("FreeToOpen: %d MiB with the log left, %d without; want 32 and 16", got>>20, usual>>20)
+	}
 	// The same after a replay of that log (which cuts it to what it holds)
 	// and a kill before the flush that would have removed it.
 	replayed := t.TempDir()
@@ -65,7 +70,8 @@ func TestOpenAfterKillWithABiggerMemtable(t *testing.T) {
 			cmd := exec.Command(os.Args[0], "-test.run=^TestOpenLeftChild$")
 			cmd.Env = append(os.Environ(), "SCRIM_LEFT_STORE="+dir)
 			out, err := cmd.CombinedOutput()
-			if err != nil || strings.TrimSpace(string(out)) != fmt.Sprint(n) {
+			want := fmt.Sprintf("%d messages, reserve %d", n, spaceReserve(firstMemtable))
+			if err != nil || strings.TrimSpace(string(out)) != want {
 				t.Fatalf("open after the kill: %v\n%s", err, out)
 			}
 		})
@@ -95,11 +101,12 @@ func TestOpenLeftChild(t *testing.T) {
 			os.Exit(1)
 		}
 	}
+	reserve := s.space.reserve
 	if err := s.Close(); err != nil {
 		fmt.Println("close:", err)
 		os.Exit(1)
 	}
-	fmt.Println(len(msgs))
+	fmt.Printf("%d messages, reserve %d\n", len(msgs), reserve)
 	os.Exit(0)
 }
 

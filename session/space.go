@@ -15,20 +15,20 @@ import (
 // that could fault, with ENOSPC, which the commands turn into their
 // "disk … is full" line. Nothing is lost: the write that is refused has not
 // begun, and an import is one transaction.
-const (
-	// spaceEvery is how many bytes may be written between two looks at
-	// the disk: a look is a statfs, about a microsecond.
-	spaceEvery = 256 << 10
-	// spaceReserve is what must stay free beyond the write itself: the
-	// memtables flushed to tables on close or when one fills (two of
-	// 8 MiB: 16 MiB, what the open check asks for too), and what is written
-	// between two looks.
-	// A compaction writes tables through maps too, and one of several big
-	// tables can want more than this: on a disk within a few tens of MiB of
-	// full that can still fault. Sessions' tables are small (1.6 MB for
-	// 20,000 messages), so it takes a very large store on a very full disk.
-	spaceReserve = 16<<20 + 2*spaceEvery
-)
+// spaceEvery is how many bytes may be written between two looks at the
+// disk: a look is a statfs, about a microsecond.
+const spaceEvery = 256 << 10
+
+// spaceReserve is what must stay free beyond a write itself, for a store
+// whose memtables are of size mt: the memtables flushed to tables on close
+// or when one fills (two of 8 MiB: 16 MiB, what FreeToOpen asks for too;
+// more after a kill left a bigger memtable's log), and what is written
+// between two looks. A compaction writes tables through maps too, and one
+// of several big tables can want more than this: on a disk within a few
+// tens of MiB of full that can still fault. Sessions' tables are small
+// (1.6 MB for 20,000 messages), so it takes a very large store on a very
+// full disk.
+func spaceReserve(mt int64) uint64 { return 2*uint64(mt) + 2*spaceEvery }
 
 // space accounts for what the store writes.
 type space struct {
@@ -37,6 +37,7 @@ type space struct {
 	written   int64 // bytes written since the store opened
 	free      uint64
 	looked    bool
+	reserve   uint64 // spaceReserve of the store's memtables
 }
 
 // room makes sure the disk can take n more bytes (and what Badger adds to
@@ -48,7 +49,7 @@ func (s *Store) room(n int) error {
 	defer sp.mu.Unlock()
 	sp.unchecked += n
 	sp.written += int64(n)
-	if sp.looked && sp.unchecked < spaceEvery && sp.free >= spaceReserve+4*spaceEvery {
+	if sp.looked && sp.unchecked < spaceEvery && sp.free >= sp.reserve+4*spaceEvery {
 		return nil
 	}
 	free, ok := diskFree(s.dir)
@@ -56,7 +57,7 @@ func (s *Store) room(n int) error {
 		return nil // a system that does not say: Badger's own errors, as before
 	}
 	sp.free, sp.looked, sp.unchecked = free, true, 0
-	if need := uint64(n) + spaceReserve; free < need {
+	if need := uint64(n) + sp.reserve; free < need {
 		return fullError(fmt.Sprintf("the disk holding session store %s is full (%s free, scrim needs %s to write safely): free some space, or pass --store DIR on another disk",
 			s.dir, mib(free), mib(need)))
 	}

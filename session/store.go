@@ -198,6 +198,7 @@ func open(dir string, l0 int) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{db: db, dir: dir, lock: lk, l0: l0, Now: time.Now}
+	s.space.reserve = spaceReserve(db.Opts().MemTableSize)
 	if err := s.checkVersion(); err != nil {
 		s.Close()
 		return nil, err
@@ -221,15 +222,11 @@ func openDB(dir string, l0 int) (*badger.DB, error) {
 	if err := preopenTables(dir); err != nil {
 		return nil, err
 	}
-	o := options(dir).WithNumLevelZeroTables(l0)
-	left, err := leftMemtableLog(dir)
+	mt, err := memtableFor(dir)
 	if err != nil {
 		return nil, err
 	}
-	if left > 0 {
-		o = o.WithMemTableSize(max(o.MemTableSize, firstMemtable, left/2))
-	}
-	db, err := openBadger(o)
+	db, err := openBadger(options(dir).WithNumLevelZeroTables(l0).WithMemTableSize(mt))
 	if err != nil {
 		return nil, openFailure(dir, err)
 	}
@@ -261,6 +258,31 @@ func removeEmptyLogs(dir string) error {
 		}
 	}
 	return nil
+}
+
+// memtableFor is the memtable size the store in dir opens with: the usual
+// one, or one that fits a memtable log a killed process left there
+// (leftMemtableLog).
+func memtableFor(dir string) (int64, error) {
+	mt := options(dir).MemTableSize
+	left, err := leftMemtableLog(dir)
+	if err != nil || left == 0 {
+		return mt, err
+	}
+	return max(mt, firstMemtable, left/2), nil
+}
+
+// FreeToOpen is the free space the disk of the store in dir must have
+// before it is opened: room to flush both of its memtables (two of 8 MiB,
+// more after a kill left a bigger one's log). Badger writes through
+// memory-mapped files, and a write into a page the disk cannot back kills
+// the process with SIGBUS instead of failing.
+func FreeToOpen(dir string) uint64 {
+	mt, err := memtableFor(dir)
+	if err != nil {
+		mt = firstMemtable // a folder that cannot be read: the open says why
+	}
+	return 2 * uint64(mt)
 }
 
 // leftMemtableLog returns the size of the biggest memtable log in dir, 0 if

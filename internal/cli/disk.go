@@ -10,20 +10,15 @@ import (
 	"github.com/scrim-dev/scrim/session"
 )
 
-// minStoreFree is the free space the store's disk must have before scrim
-// opens it: two memtables (8 MiB each), which Badger may have to flush on close.
-// Badger writes through memory-mapped files, and a write into a mapped page
-// the disk cannot back kills the process with SIGBUS instead of returning
-// "no space left on device": below this, refuse up front with a clear error.
-const minStoreFree = 16 << 20
-
-// checkStoreDisk refuses a store on a disk that is (nearly) full.
+// checkStoreDisk refuses a store on a disk that is (nearly) full: one
+// with less free than opening it needs (session.FreeToOpen).
 func checkStoreDisk(dir string) error {
 	free, ok := diskFree(existingAncestor(dir))
-	if !ok || free >= minStoreFree {
+	need := session.FreeToOpen(dir)
+	if !ok || free >= need {
 		return nil
 	}
-	return fmt.Errorf("the disk holding session store %s is full (%s free, scrim needs %d MiB to write safely): free some space, or pass --store DIR on another disk", dir, humanBytes(free), minStoreFree>>20)
+	return fmt.Errorf("the disk holding session store %s is full (%s free, scrim needs %d MiB to write safely): free some space, or pass --store DIR on another disk", dir, humanBytes(free), need>>20)
 }
 
 func existingAncestor(dir string) string {

@@ -343,11 +343,53 @@ func withSnapshot(dir string, fn func(db *badger.DB, openErr error) error) error
 			return fmt.Errorf("snapshot %s: %w", from, err)
 		}
 	}
-	db, openErr := openBadger(options(tmp).WithReadOnly(true))
+	mt, err := memtableFor(tmp) // one that fits a memtable log left by a kill
+	if err != nil {
+		return err
+	}
+	o := options(tmp).WithMemTableSize(mt)
+	db, openErr := openBadger(o.WithReadOnly(true))
+	// Badger wraps the error in words (%+v), not %w: it is known by them.
+	if openErr != nil && strings.Contains(openErr.Error(), badger.ErrTruncateNeeded.Error()) {
+		// A killed process leaves its logs longer than what they hold (a
+		// log is made at its full size), and the next Open cuts them to
+		// their entries; read-only, Badger refuses to, and every store
+		// that was killed read as damaged. The snapshot's logs may be cut:
+		// its memtable logs are copies, and the newest value log, the one
+		// Badger cuts, is made one too instead of a link to the store's.
+		if err := copyNewestValueLog(dir, tmp); err != nil {
+			return fmt.Errorf("snapshot %s: %w", dir, err)
+		}
+		db, openErr = openBadger(o)
+	}
 	if openErr == nil {
 		defer db.Close()
 	}
 	return fn(db, openErr)
+}
+
+// copyNewestValueLog puts in snapshot tmp of dir a copy of dir's newest
+// value log in place of its link.
+func copyNewestValueLog(dir, tmp string) error {
+	entries, err := os.ReadDir(tmp)
+	if err != nil {
+		return err
+	}
+	newest := ""
+	for _, e := range entries {
+		// Value logs are named by number, at least six digits: the longest
+		// name is the newest, and of names as long, the greatest.
+		if n := e.Name(); strings.HasSuffix(n, ".vlog") && isLogName(n) && (len(n) > len(newest) || len(n) == len(newest) && n > newest) {
+			newest = n
+		}
+	}
+	if newest == "" {
+		return nil
+	}
+	if err := os.Remove(filepath.Join(tmp, newest)); err != nil {
+		return err
+	}
+	return fsx.CopyNewSparse(filepath.Join(dir, newest), filepath.Join(tmp, newest))
 }
 
 func isLockName(name string) bool { return name == "LOCK" || strings.HasSuffix(name, ".lock") }

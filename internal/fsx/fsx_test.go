@@ -35,3 +35,34 @@ func TestCopyNew(t *testing.T) {
 		t.Fatalf("an existing file was overwritten: %q", got)
 	}
 }
+
+// CopyNewSparse copies data, holes and a tail of zeros byte for byte, at the
+// file's size, and never overwrites a file there.
+func TestCopyNewSparse(t *testing.T) {
+	dir := t.TempDir()
+	from, to := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	f, err := os.Create(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, at := range []int64{0, 300 << 10, 1<<20 - 3} {
+		if _, err := f.WriteAt([]byte("data"), at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.Truncate(4 << 20); err != nil { // a hole to the end
+		t.Fatal(err)
+	}
+	f.Close()
+	if err := CopyNewSparse(from, to); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := os.ReadFile(from)
+	got, err := os.ReadFile(to)
+	if err != nil || len(got) != 4<<20 || string(got) != string(want) {
+		t.Fatalf("copy of %d bytes differs (%d bytes, %v)", len(want), len(got), err)
+	}
+	if err := CopyNewSparse(from, to); !errors.Is(err, fs.ErrExist) {
+		t.Fatalf("copy over an existing file: %v", err)
+	}
+}

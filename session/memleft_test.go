@@ -82,11 +82,18 @@ func TestOpenAfterKillWithABiggerMemtable(t *testing.T) {
 }
 
 // TestOpenLeftChild is the process TestOpenAfterKillWithABiggerMemtable
-// opens a store in: it prints how many of the messages it finds intact.
+// checks and opens a store in: it prints how many of the messages it finds
+// intact, and the reserve of free space the open keeps.
 func TestOpenLeftChild(t *testing.T) {
 	dir := os.Getenv("SCRIM_LEFT_STORE")
 	if dir == "" {
 		t.Skip("helper process of TestOpenAfterKillWithABiggerMemtable")
+	}
+	// Check reads it as the open will: a snapshot, its log replayed.
+	rep, err := Check(dir)
+	if err != nil || rep.Damaged() || len(rep.Sessions) != 1 {
+		fmt.Printf("check: %v %+v\n", err, rep)
+		os.Exit(1)
 	}
 	s, err := Open(dir)
 	if err != nil {

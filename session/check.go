@@ -335,6 +335,15 @@ func withSnapshot(dir string, fn func(db *badger.DB, openErr error) error) error
 		if !e.Type().IsRegular() || isLockName(name) {
 			continue
 		}
+		if isLogName(name) {
+			// An empty log, made by a process killed before it sized it,
+			// never held an entry: Open removes it (removeEmptyLogs), and
+			// the snapshot leaves it out. Linked, Badger would size the
+			// store's own file, even read-only, and then refuse it.
+			if fi, err := e.Info(); err == nil && fi.Size() == 0 {
+				continue
+			}
+		}
 		from, to := filepath.Join(dir, name), filepath.Join(tmp, name)
 		if strings.HasSuffix(name, ".vlog") && os.Link(from, to) == nil {
 			continue

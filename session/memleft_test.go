@@ -173,7 +173,8 @@ func copyFiles(t *testing.T, dir, to string) {
 }
 
 // TestCheckAfterKill: a store as a kill leaves it (its memtable log and its
-// newest value log at their full size, holding less) is not damaged: Check
+// newest value log at their full size, holding less; logs made but not yet
+// sized, empty) is not damaged: Check
 // reads every message, the ones only in the memtable's log included, and
 // says so; Repair copies the session whole; and neither changes a byte or
 // the size of any file of the store.
@@ -198,6 +199,13 @@ func TestCheckAfterKill(t *testing.T) {
 	}
 	copyFiles(t, dir, killed)
 	s.Close()
+	// And a value log and a memtable log created but not yet sized, as a
+	// kill at a rotation leaves them (TestOpenAfterKillBetweenCreateAndTruncate).
+	for _, name := range []string{"000099.vlog", "00099.mem"} {
+		if err := os.WriteFile(filepath.Join(killed, name), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	before := fileStates(t, killed)
 
 	rep, err := Check(killed)

@@ -321,7 +321,9 @@ func withSnapshot(dir string, fn func(db *badger.DB, openErr error) error) error
 		return err
 	}
 	defer lk.unlock()
-	tmp, err := os.MkdirTemp(filepath.Dir(filepath.Clean(dir)), ".scrim-check-")
+	parent, prefix := snapshotPrefix(dir)
+	removeStaleSnapshots(parent, prefix)
+	tmp, err := os.MkdirTemp(parent, prefix)
 	if err != nil {
 		return fmt.Errorf("make a snapshot beside %s: %w", dir, err)
 	}
@@ -375,6 +377,32 @@ func withSnapshot(dir string, fn func(db *badger.DB, openErr error) error) error
 		defer db.Close()
 	}
 	return fn(db, openErr)
+}
+
+// snapshotPrefix is the folder a snapshot of the store in dir is made in,
+// beside it, and the start of its name, which names the store: a check
+// stopped by Ctrl-C or a kill leaves its snapshot (a copy of every table:
+// 450 MB for a million messages), and the next check of the same store
+// removes it (removeStaleSnapshots) without touching another store's.
+func snapshotPrefix(dir string) (parent, prefix string) {
+	dir = filepath.Clean(dir)
+	return filepath.Dir(dir), "." + filepath.Base(dir) + ".scrim-check-"
+}
+
+// removeStaleSnapshots removes the snapshots in parent whose names start
+// with prefix: left by checks of the store that were stopped, since a
+// check holds the store's lock while its snapshot lives, and the caller
+// holds it now. What cannot be removed stays; the check goes on.
+func removeStaleSnapshots(parent, prefix string) {
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if e.IsDir() && strings.HasPrefix(e.Name(), prefix) {
+			os.RemoveAll(filepath.Join(parent, e.Name()))
+		}
+	}
 }
 
 // copyNewestValueLog puts in snapshot tmp of dir a copy of dir's newest

@@ -244,3 +244,40 @@ func fileStates(t *testing.T, dir string) map[string]string {
 	}
 	return out
 }
+
+// A check stopped before it removed its snapshot (Ctrl-C, a kill) leaves
+// it beside the store; the next check of that store removes it, and leaves
+// another store's alone, whatever the characters in their names.
+func TestCheckRemovesItsStaleSnapshot(t *testing.T) {
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "st[ore]*")
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	_, prefix := snapshotPrefix(dir)
+	stale := filepath.Join(parent, prefix+"123")
+	other := filepath.Join(parent, ".st.scrim-check-456") // a store named "st"
+	for _, d := range []string{stale, other} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "000001.sst"), []byte("table"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if rep, err := Check(dir); err != nil || rep.Damaged() {
+		t.Fatalf("check: %v %+v", err, rep)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("the stale snapshot is still there: %v", err)
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Errorf("another store's snapshot is gone: %v", err)
+	}
+	es, _ := os.ReadDir(parent)
+	if len(es) != 2 {
+		t.Errorf("beside the store after the check: %v", es)
+	}
+}

@@ -278,10 +278,10 @@ func memtableFor(dir string) (int64, error) {
 // memory-mapped files, and a write into a page the disk cannot back kills
 // the process with SIGBUS instead of failing.
 func FreeToOpen(dir string) uint64 {
-	mt, err := memtableFor(dir)
-	if err != nil {
-		mt = firstMemtable // a folder that cannot be read: the open says why
-	}
+	// A folder not made yet, or that cannot be read, has the usual
+	// memtables (memtableFor returns them with the error); its open says
+	// what is wrong.
+	mt, _ := memtableFor(dir)
 	return 2 * uint64(mt)
 }
 

@@ -22,14 +22,7 @@ import (
 // ("Arena too small"): the user could not open the store at all. Open must
 // replay it, with every message intact.
 func TestOpenAfterKillWithABiggerMemtable(t *testing.T) {
-	dir := t.TempDir()
-	s, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Create(Header{ID: crashSession, Title: "crash"}); err != nil {
-		t.Fatal(err)
-	}
+	dir, s := crashStore(t)
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -138,6 +131,21 @@ func shrink(t *testing.T, path string) {
 	}
 }
 
+// crashStore opens a new store in a temporary folder and creates the crash
+// tests' session in it.
+func crashStore(t *testing.T) (string, *Store) {
+	t.Helper()
+	dir := t.TempDir()
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Create(Header{ID: crashSession, Title: "crash"}); err != nil {
+		t.Fatal(err)
+	}
+	return dir, s
+}
+
 // smallMessage is short enough to be kept in the LSM tree (and in the
 // memtable) rather than in the value log.
 func smallMessage(seq uint64) *Message {
@@ -175,19 +183,11 @@ func copyFiles(t *testing.T, dir, to string) {
 
 // TestCheckAfterKill: a store as a kill leaves it (its memtable log and its
 // newest value log at their full size, holding less; logs made but not yet
-// sized, empty) is not damaged: Check
-// reads every message, the ones only in the memtable's log included, and
-// says so; Repair copies the session whole; and neither changes a byte or
-// the size of any file of the store.
+// sized, empty) is not damaged: Check reads every message, the ones only in
+// the memtable's log included, and says so; Repair copies the session
+// whole; and neither changes a byte or the size of any file of the store.
 func TestCheckAfterKill(t *testing.T) {
-	dir := t.TempDir()
-	s, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Create(Header{ID: crashSession, Title: "crash"}); err != nil {
-		t.Fatal(err)
-	}
+	dir, s := crashStore(t)
 	const n = 300
 	for seq := uint64(1); seq <= n; seq++ {
 		if err := s.Append(crashSession, crashMessage(seq)); err != nil { // long ones in the value log

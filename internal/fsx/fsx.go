@@ -9,27 +9,21 @@ import (
 // CopyNew copies file from to a new file to (0600), failing if to exists:
 // a copy never overwrites what is there.
 func CopyNew(from, to string) error {
-	in, err := os.Open(from)
-	if err != nil {
+	return copyNew(from, to, func(out, in *os.File) error {
+		_, err := io.Copy(out, in)
 		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
+	})
 }
 
 // CopyNewSparse is CopyNew for a file that is mostly a hole (Badger makes
 // its logs at twice their size and fills them as it goes): blocks of zeros
 // are skipped rather than written, so the copy takes the disk the data
 // takes, and the copy is then sized as the file is.
-func CopyNewSparse(from, to string) error {
+func CopyNewSparse(from, to string) error { return copyNew(from, to, copySparse) }
+
+// copyNew opens from, makes to (0600, never over a file there) and has
+// copy fill it.
+func copyNew(from, to string, copy func(out, in *os.File) error) error {
 	in, err := os.Open(from)
 	if err != nil {
 		return err
@@ -39,7 +33,7 @@ func CopyNewSparse(from, to string) error {
 	if err != nil {
 		return err
 	}
-	err = copySparse(out, in)
+	err = copy(out, in)
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}

@@ -192,7 +192,7 @@ type RepairReport struct {
 // renumbered, and an event message saying what could not. Import records
 // are copied for files whose sessions are all whole.
 func Repair(dir string, now time.Time) (*RepairReport, error) {
-	rep := &RepairReport{To: strings.TrimRight(dir, string(filepath.Separator)) + ".repaired-" + now.Format("20060102-150405")}
+	rep := &RepairReport{To: RepairedDir(dir, now)}
 	if _, err := os.Stat(rep.To); err == nil {
 		return nil, fmt.Errorf("%s already exists: move it away or wait a second", rep.To)
 	}
@@ -387,6 +387,19 @@ func withSnapshot(dir string, fn func(db *badger.DB, openErr error) error) error
 func snapshotPrefix(dir string) (parent, prefix string) {
 	dir = filepath.Clean(dir)
 	return filepath.Dir(dir), "." + filepath.Base(dir) + ".scrim-check-"
+}
+
+// RemoveCheckSnapshots removes the snapshots checks of the store in dir
+// have made beside it: for a check that is stopped (Ctrl-C), before its
+// process exits, and by the next check for one that was killed. Badger
+// reads a snapshot's files through their mappings, which outlive them.
+func RemoveCheckSnapshots(dir string) {
+	removeStaleSnapshots(snapshotPrefix(dir))
+}
+
+// RepairedDir is the fresh store Repair at now makes of the store in dir.
+func RepairedDir(dir string, now time.Time) string {
+	return strings.TrimRight(dir, string(filepath.Separator)) + ".repaired-" + now.Format("20060102-150405")
 }
 
 // removeStaleSnapshots removes the snapshots in parent whose names start

@@ -1,0 +1,77 @@
+//go:build unix
+
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/scrim-dev/scrim/session"
+)
+
+// Ctrl-C while scrim check reads its snapshot, or while --repair makes its
+// fresh store, leaves neither beside the store, and the exit code says the
+// check was interrupted.
+func TestCheckInterrupted(t *testing.T) {
+	t.Parallel()
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "store")
+	st, err := session.Open(dir)
+	must(t, err)
+	h, err := st.Create(session.Header{Title: "long enough to interrupt"})
+	must(t, err)
+	msgs := make([]*session.Message, 20000)
+	for i := range msgs {
+		msgs[i] = &session.Message{Role: session.RoleTool, Tool: "read", Parts: []session.Part{{Kind: session.PartToolResult,
+			Text: strings.Repeat(fmt.Sprintf("line %d of a file the agent read\n", i), 40)}}}
+	}
+	must(t, st.AppendBulk(h.ID, msgs))
+	must(t, st.Close())
+
+	for _, tc := range []struct {
+		name, beside string // beside: the start of the name that appears when the signal goes
+		args         []string
+	}{
+		{"check", ".store.scrim-check-", []string{"check", dir}},
+		{"repair", "store.repaired-", []string{"check", "--repair", dir}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := scrimProcess(t, tc.args...)
+			must(t, cmd.Start())
+			deadline := time.Now().Add(30 * time.Second)
+			for !besideStore(parent, tc.beside) {
+				if time.Now().After(deadline) {
+					cmd.Process.Kill()
+					t.Fatalf("no %s… beside the store", tc.beside)
+				}
+				time.Sleep(time.Millisecond)
+			}
+			must(t, cmd.Process.Signal(syscall.SIGINT))
+			err := cmd.Wait()
+			if code := cmd.ProcessState.ExitCode(); code != 130 {
+				t.Fatalf("exit code %d (%v), want 130 (interrupted, what it made removed)", code, err)
+			}
+			es, _ := os.ReadDir(parent)
+			if len(es) != 1 {
+				t.Fatalf("beside the store after Ctrl-C: %v", es)
+			}
+		})
+	}
+}
+
+// besideStore reports whether parent holds an entry whose name starts with
+// prefix.
+func besideStore(parent, prefix string) bool {
+	es, _ := os.ReadDir(parent)
+	for _, e := range es {
+		if strings.HasPrefix(e.Name(), prefix) {
+			return true
+		}
+	}
+	return false
+}

@@ -314,6 +314,11 @@ func sessionsExist(st *session.Store, rec *session.Origin) bool {
 	return true
 }
 
+// utf8BOM is the byte order mark an editor on Windows may put at the start
+// of a file it saves: JSON lines have none, but a transcript saved so is
+// still one.
+var utf8BOM = []byte("\ufeff")
+
 // checkText says so when a file is binary (a NUL byte in its first 8,000
 // bytes, git's rule): JSON lines never hold one. A binary named by mistake
 // would otherwise be read to its end and "import" quietly as nothing.
@@ -330,7 +335,7 @@ func checkText(f *os.File, name, agent string) error {
 	// The first whole line tells a transcript from another file, and one
 	// agent's transcript from the other's: imported by the wrong importer,
 	// every line would be skipped and the import "succeed" as nothing.
-	first, _, whole := bytes.Cut(bytes.TrimLeft(head, " \t\r\n"), []byte{'\n'})
+	first, _, whole := bytes.Cut(bytes.TrimLeft(bytes.TrimPrefix(head, utf8BOM), " \t\r\n"), []byte{'\n'})
 	if !whole || len(bytes.TrimSpace(first)) == 0 {
 		return nil // empty, or a first line longer than we look at
 	}
@@ -479,6 +484,9 @@ func readLines(lr *lineReader, p Parser, sink *Sink, res *Result) error {
 		if line == nil { // an over-long line, skipped by the reader
 			res.Lines++
 			continue
+		}
+		if res.Lines == 0 {
+			line = bytes.TrimPrefix(line, utf8BOM) // only a file's first line can start with one
 		}
 		res.Lines++
 		if len(bytes.TrimSpace(line)) == 0 {

@@ -39,12 +39,27 @@ func TestWrongAgentOrNotATranscript(t *testing.T) {
 			t.Errorf("%s as %s made %d sessions", c.file, c.agent, len(hs))
 		}
 	}
-	// The right agent still imports them.
+	// The right agent still imports them, and as many messages from a copy
+	// an editor saved with a byte order mark at its start.
 	for _, a := range agents {
 		st := importtest.Store(t)
+		var plain importers.Result
 		importers.ImportFiles(st, a.name, []string{a.fixture}, a.factory, 1, func(_ int, r importers.Result, err error) {
 			if err != nil || r.Messages == 0 {
 				t.Errorf("%s: %+v, %v", a.name, r, err)
+			}
+			plain = r
+		})
+		b, err := os.ReadFile(a.fixture)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bom := filepath.Join(t.TempDir(), filepath.Base(a.fixture))
+		os.WriteFile(bom, append([]byte("\ufeff"), b...), 0o600)
+		st = importtest.Store(t)
+		importers.ImportFiles(st, a.name, []string{bom}, a.factory, 1, func(_ int, r importers.Result, err error) {
+			if err != nil || r.Messages != plain.Messages || r.Skipped != plain.Skipped {
+				t.Errorf("%s with a byte order mark: %+v, %v; want %d messages, %d lines skipped", a.name, r, err, plain.Messages, plain.Skipped)
 			}
 		})
 	}

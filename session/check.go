@@ -313,8 +313,8 @@ func (s *Store) restore(h Header, msgs []*Message) error {
 // so that the store itself is never written. Badger would otherwise, even
 // read-only, delete tables its manifest does not name.
 func withSnapshot(dir string, fn func(db *badger.DB, openErr error) error) error {
-	if _, err := os.Stat(dir); err != nil {
-		return fmt.Errorf("no session store at %s: %w", dir, err)
+	if err := holdsStore(dir); err != nil {
+		return err
 	}
 	lk, err := whileInUse(func() (*dirLock, error) { return lockDir(dir) }) // as Open does
 	if err != nil {
@@ -377,6 +377,33 @@ func withSnapshot(dir string, fn func(db *badger.DB, openErr error) error) error
 		defer db.Close()
 	}
 	return fn(db, openErr)
+}
+
+// holdsStore says why dir is not a store to check: missing, a file, or a
+// folder with none of a store's files (a mistyped path that happens to be
+// a folder). Check would otherwise lock it, leaving scrim.lock among the
+// user's files, and call it damaged ("no manifest found"). A store whose
+// manifest is lost still has its tables and logs: that is damage, for
+// Check to report.
+func holdsStore(dir string) error {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("no session store at %s: %w", dir, err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("no session store at %s: it is a file, not a folder: %w", dir, ErrNotStore)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("read session store %s: %w", dir, err)
+	}
+	for _, e := range entries {
+		switch n := e.Name(); {
+		case n == "MANIFEST", n == "KEYREGISTRY", strings.HasSuffix(n, ".sst"), isLogName(n):
+			return nil
+		}
+	}
+	return fmt.Errorf("no session store at %s: the folder holds none of a store's files (a MANIFEST, tables, logs): %w", dir, ErrNotStore)
 }
 
 // snapshotPrefix is the folder a snapshot of the store in dir is made in,

@@ -3,6 +3,7 @@ package session
 import (
 	"bytes"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -280,5 +281,48 @@ func TestCheckRemovesItsStaleSnapshot(t *testing.T) {
 	es, _ := os.ReadDir(parent)
 	if len(es) != 2 {
 		t.Errorf("beside the store after the check: %v", es)
+	}
+}
+
+// Check of something that is not a store (a mistyped path that is a
+// folder, an empty one, a file) says so, and leaves nothing in it or
+// beside it; a store that lost its manifest is damaged, not "not a store".
+func TestCheckNotAStore(t *testing.T) {
+	parent := t.TempDir()
+	notes := filepath.Join(parent, "notes")
+	empty := filepath.Join(parent, "empty")
+	file := filepath.Join(parent, "file")
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.Mkdir(notes, 0o700))
+	must(os.WriteFile(filepath.Join(notes, "readme.txt"), []byte("mine"), 0o600))
+	must(os.Mkdir(empty, 0o700))
+	must(os.WriteFile(file, []byte("mine"), 0o600))
+	for _, dir := range []string{notes, empty, file} {
+		rep, err := Check(dir)
+		if !errors.Is(err, ErrNotStore) {
+			t.Errorf("check %s: %v %+v, want not a store", filepath.Base(dir), err, rep)
+		}
+	}
+	if got := fileStates(t, notes); len(got) != 1 {
+		t.Errorf("the folder holds %v after the check", got)
+	}
+	if es, _ := os.ReadDir(empty); len(es) != 0 {
+		t.Errorf("the empty folder holds %v after the check", es)
+	}
+	if es, _ := os.ReadDir(parent); len(es) != 3 {
+		t.Errorf("beside them after the checks: %v", es)
+	}
+
+	dir, s := crashStore(t)
+	must(s.Close())
+	must(os.Remove(filepath.Join(dir, "MANIFEST")))
+	rep, err := Check(dir)
+	if err != nil || !rep.Damaged() {
+		t.Fatalf("check of a store without its manifest: %v %+v, want damaged", err, rep)
 	}
 }

@@ -9,6 +9,7 @@ import (
 // one, in a line that says how big it is, and the session stays as it was;
 // one just under the bound is stored and read back whole.
 func TestMessageLongerThanARecordCanBe(t *testing.T) {
+	t.Parallel()
 	s, err := Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)

@@ -23,6 +23,7 @@ import (
 // ("Arena too small"): the user could not open the store at all. Open must
 // replay it, with every message intact.
 func TestOpenAfterKillWithABiggerMemtable(t *testing.T) {
+	t.Parallel()
 	dir, s := crashStore(t)
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
@@ -64,6 +65,7 @@ func TestOpenAfterKillWithABiggerMemtable(t *testing.T) {
 	shrink(t, filepath.Join(replayed, filepath.Base(mems[0])))
 	for name, dir := range map[string]string{"as left": killed, "replayed": replayed} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			// In a process of its own: Badger ends the process that fails.
 			cmd := exec.Command(os.Args[0], "-test.run=^TestOpenLeftChild$")
 			cmd.Env = append(os.Environ(), "SCRIM_LEFT_STORE="+dir)
@@ -188,6 +190,7 @@ func copyFiles(t *testing.T, dir, to string) {
 // the memtable's log included, and says so; Repair copies the session
 // whole; and neither changes a byte or the size of any file of the store.
 func TestCheckAfterKill(t *testing.T) {
+	t.Parallel()
 	dir, s := crashStore(t)
 	const n = 300
 	for seq := uint64(1); seq <= n; seq++ {

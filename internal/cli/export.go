@@ -40,6 +40,9 @@ func newExportCmd(a *app) *cobra.Command {
 			if !isExportFormat(format) {
 				return usageError("--format must be md, html or jsonl, not %q", format)
 			}
+			if err := checkOutputFile(outFile, format); err != nil {
+				return err
+			}
 			defer debug.SetGCPercent(debug.SetGCPercent(25)) // as show: many short-lived copies
 			st, h, err := a.resolve(args[0])
 			if err != nil {
@@ -241,6 +244,28 @@ func (a *app) writeExport(outFile string, write func(io.Writer) error) error {
 	if err != nil {
 		os.Remove(f.Name())
 		return fmt.Errorf("export to %s: %w", outFile, err)
+	}
+	return nil
+}
+
+// checkOutputFile says, before a session is read and redacted for it,
+// when -o FILE cannot be written: FILE is a folder, or its folder is not
+// one. Found only at the end, it had cost the whole export and said
+// "rename …tmp… FILE: file exists", or named the temporary file.
+func checkOutputFile(outFile, format string) error {
+	if outFile == "" || outFile == "-" {
+		return nil
+	}
+	if fi, err := os.Stat(outFile); err == nil && fi.IsDir() {
+		return usageError("-o %s is a folder: give the file to write, e.g. -o %s", inertLine(outFile), inertLine(filepath.Join(outFile, "session."+format)))
+	}
+	dir := filepath.Dir(outFile)
+	fi, err := os.Stat(dir)
+	switch {
+	case err != nil:
+		return fmt.Errorf("export to %s: the folder %s does not exist", inertLine(outFile), inertLine(dir))
+	case !fi.IsDir():
+		return fmt.Errorf("export to %s: %s is a file, not a folder", inertLine(outFile), inertLine(dir))
 	}
 	return nil
 }

@@ -218,6 +218,24 @@ func TestExportToFile(t *testing.T) {
 	if _, stderr, code := scrim(t, "", f.args("export", f.id, "--format", "pdf")...); code != exitUsage || !strings.Contains(stderr, "md, html or jsonl") {
 		t.Fatalf("--format pdf: exit %d %s", code, stderr)
 	}
+	// An -o that cannot be written is said so at once, in its own words,
+	// and nothing is left: a folder, a missing folder, a file as a folder.
+	plain := filepath.Join(f.root, "plain")
+	must(t, os.WriteFile(plain, []byte("mine"), 0o600))
+	for _, c := range []struct{ o, want string }{
+		{f.root, "is a folder: give the file to write, e.g. -o " + filepath.Join(f.root, "session.html")},
+		{filepath.Join(f.root, "missing", "out.html"), "the folder " + filepath.Join(f.root, "missing") + " does not exist"},
+		{filepath.Join(plain, "out.html"), plain + " is a file, not a folder"},
+	} {
+		before, _ := os.ReadDir(f.root)
+		_, stderr, code := scrim(t, "", f.args("export", f.id, "--format", "html", "-o", c.o)...)
+		if code == exitOK || !strings.Contains(stderr, c.want) || strings.Contains(stderr, ".tmp-") {
+			t.Errorf("-o %s: exit %d %s; want %q", c.o, code, stderr, c.want)
+		}
+		if after, _ := os.ReadDir(f.root); len(after) != len(before) {
+			t.Errorf("-o %s left %v", c.o, after)
+		}
+	}
 	if out, _, _ := scrim(t, "", f.args("__complete", "export", f.id, "--format", "")...); !strings.Contains(out, "md\nhtml\njsonl\n") {
 		t.Fatalf("--format completes %q", out)
 	}

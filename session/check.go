@@ -192,7 +192,7 @@ type RepairReport struct {
 // renumbered, and an event message saying what could not. Import records
 // are copied for files whose sessions are all whole.
 func Repair(dir string, now time.Time) (*RepairReport, error) {
-	rep := &RepairReport{To: RepairedDir(dir, now)}
+	rep := &RepairReport{To: repairedDir(dir, now)}
 	if _, err := os.Stat(rep.To); err == nil {
 		return nil, fmt.Errorf("%s already exists: move it away or wait a second", rep.To)
 	}
@@ -424,26 +424,45 @@ func RemoveCheckSnapshots(dir string) {
 	removeStaleSnapshots(snapshotPrefix(dir))
 }
 
-// RepairedDir is the fresh store Repair at now makes of the store in dir.
-func RepairedDir(dir string, now time.Time) string {
+// repairedDir is the fresh store Repair at now makes of the store in dir.
+func repairedDir(dir string, now time.Time) string {
 	return strings.TrimRight(dir, string(filepath.Separator)) + ".repaired-" + now.Format("20060102-150405")
 }
 
 // removeStaleSnapshots removes the snapshots in parent whose names start
 // with prefix: left by checks of the store that were stopped, since a
 // check holds the store's lock while its snapshot lives, and the caller
-// holds it now. What cannot be removed stays; the check goes on.
+// holds it now (or is that check, stopping, and may still be copying files
+// into its own: removeBeingWritten). What cannot be removed stays; the
+// check goes on.
 func removeStaleSnapshots(parent, prefix string) {
 	entries, err := os.ReadDir(parent)
 	if err != nil {
 		return
 	}
 	for _, e := range entries {
-		if e.IsDir() && strings.HasPrefix(e.Name(), prefix) {
-			os.RemoveAll(filepath.Join(parent, e.Name()))
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), prefix) {
+			continue
 		}
+		removeBeingWritten(filepath.Join(parent, e.Name()))
 	}
 }
+
+// removeBeingWritten removes folder path, which this process may still be
+// writing into: renamed first, files made after its entries were read
+// would keep it from going; renamed, new files cannot be made in it by
+// name.
+func removeBeingWritten(path string) {
+	if gone := path + ".gone"; os.Rename(path, gone) == nil {
+		path = gone
+	}
+	os.RemoveAll(path)
+}
+
+// RemoveRepaired removes what Repair at now has made of the fresh store of
+// dir, for a repair that is stopped: half a store, which would look like
+// one to use.
+func RemoveRepaired(dir string, now time.Time) { removeBeingWritten(repairedDir(dir, now)) }
 
 // copyNewestValueLog puts in snapshot tmp of dir a copy of dir's newest
 // value log in place of its link.

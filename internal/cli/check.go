@@ -41,7 +41,7 @@ and an event saying what could not. The old store is left as it is.`,
 			defer onInterrupt(func() {
 				session.RemoveCheckSnapshots(dir)
 				if repair {
-					os.RemoveAll(session.RepairedDir(dir, now))
+					session.RemoveRepaired(dir, now)
 				}
 			})()
 			rep, err := session.Check(dir)
@@ -97,11 +97,13 @@ func writeCheck(a *app, rep *session.CheckReport) {
 
 // onInterrupt runs cleanup and exits, 128 plus the signal's number, when
 // SIGINT or SIGTERM comes before stop is called; until then those signals
-// no longer end the process at once.
+// no longer end the process at once. A stop called while cleanup runs
+// waits for the exit, so that the command, failing on what cleanup
+// removed, does not end the process first with an error of its own.
 func onInterrupt(cleanup func()) (stop func()) {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	done := make(chan struct{})
+	done, stopped := make(chan struct{}), make(chan struct{})
 	go func() {
 		select {
 		case sig := <-sigs:
@@ -112,10 +114,12 @@ func onInterrupt(cleanup func()) (stop func()) {
 			}
 			os.Exit(code)
 		case <-done:
+			close(stopped)
 		}
 	}()
 	return func() {
 		signal.Stop(sigs)
 		close(done)
+		<-stopped
 	}
 }

@@ -205,3 +205,42 @@ func hostileProvider(t *testing.T, f *advFixture) []output {
 func oneLineInert(s string) string {
 	return termsafe.Inert(oneLine(s))
 }
+
+// TestPathWithNewlineStaysOnItsLine: a file name may hold a newline. Where
+// the text reports print a path (redact's denied paths and per-message
+// lines, policy explain), the name must stay on its own line, shown with a
+// visible symbol: printed as it is, the rest of the name was a line of its
+// own that a crafted name could make read as an entry of the report.
+func TestPathWithNewlineStaysOnItsLine(t *testing.T) {
+	t.Parallel()
+	f := newAdvFixture(t)
+	name := "secrets/forged\n    #1     sent whole.txt"
+	f.write(t, name, "SECRET-newline-name\n")
+	if _, errOut, code := f.tool(t, "demo/trusted", []string{"read", name}); code != exitOK {
+		t.Fatalf("read: exit %d: %s", code, errOut)
+	}
+	out, errOut, code := scrim(t, "", "--store", f.store, "--policy", f.policy, "redact", f.session, "--model", "demo/limited")
+	if code != exitOK {
+		t.Fatalf("redact: exit %d: %s", code, errOut)
+	}
+	if strings.Contains(out, "SECRET-newline-name") {
+		t.Fatal("the denied file's content was sent")
+	}
+	explain, errOut, _ := scrim(t, "", "--policy", f.policy, "policy", "explain", "--model", "demo/limited", f.path(name))
+	if n := strings.Count(explain, "\n"); n != 1 {
+		t.Errorf("policy explain printed %d lines for one path:\n%s%s", n, explain, errOut)
+	}
+	seen := 0
+	for _, line := range strings.Split(out+explain, "\n") {
+		if !strings.Contains(line, "sent whole.txt") {
+			continue
+		}
+		seen++
+		if !strings.Contains(line, "forged") {
+			t.Errorf("the name's second line is a line of its own: %q", line)
+		}
+	}
+	if seen < 4 { // denied paths, the message's line, its placeholder, explain
+		t.Errorf("the name was printed %d times, want 4 or more:\n%s%s", seen, out, explain)
+	}
+}

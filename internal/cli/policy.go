@@ -75,12 +75,12 @@ func plainPathErr(err error) string {
 // printTeamFiles says which team files govern paths in a folder, which tiers
 // read them, and what scrim could not translate exactly.
 func printTeamFiles(w io.Writer, p *policy.Policy, r policy.TeamReport) error {
-	fmt.Fprintf(w, "policy %s\n", termsafe.Inert(p.File))
+	fmt.Fprintf(w, "policy %s\n", inertLine(p.File))
 	root := "in no repository: looked up to /"
 	if r.Root != "" {
 		root = "repository root " + r.Root
 	}
-	fmt.Fprintf(w, "team files for %s (%s)\n", termsafe.Inert(r.Dir), termsafe.Inert(root))
+	fmt.Fprintf(w, "team files for %s (%s)\n", inertLine(r.Dir), inertLine(root))
 	if len(r.Files) == 0 {
 		fmt.Fprintln(w, "  none found")
 	}
@@ -161,7 +161,7 @@ func printPolicy(w io.Writer, p *policy.Policy) error {
 	// inertLine (labels are %q-quoted): the loader checks that tier names and
 	// labels are printable, but not patterns or model rules, and a tab or
 	// newline in one would shift a column or forge a line.
-	fmt.Fprintf(w, "policy %s%s\n", termsafe.Inert(p.File), src)
+	fmt.Fprintf(w, "policy %s%s\n", inertLine(p.File), src)
 	fmt.Fprintf(w, "default tier %s (line %d)\n", inertLine(p.DefaultTier), p.DefaultLine)
 	for _, name := range p.Order {
 		t := p.Tiers[name]
@@ -353,5 +353,5 @@ func (x explained) text() string {
 		tools = "none"
 	}
 	fmt.Fprintf(&b, "; tools: %s", tools)
-	return termsafe.Inert(b.String())
+	return inertLine(b.String()) // a path may hold a newline: one line a path
 }

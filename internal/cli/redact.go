@@ -239,7 +239,7 @@ func writeRedactReport(w io.Writer, tier *policy.Tier, rep redact.Report, stored
 		} else if d.Reason != "" {
 			rule = d.Reason
 		}
-		fmt.Fprintf(w, "    %s  — %s\n", termsafe.Inert(d.Path), termsafe.Inert(rule))
+		fmt.Fprintf(w, "    %s  — %s\n", inertLine(d.Path), inertLine(rule))
 	}
 	writeSpanReport(w, tier, rep)
 	fmt.Fprintf(w, "  unknown source: %s whose source is not (fully) known (scripts, the web, tools scrim does not know): sent unchecked\n", plural(rep.UnknownSource, "tool result", "tool results"))
@@ -255,11 +255,11 @@ func writePerMessage(w io.Writer, r redact.MessageReport, sent []session.Message
 	for _, x := range r.Redacted {
 		switch x.Kind {
 		case "derived":
-			what = append(what, "derived from "+termsafe.Inert(x.Path))
+			what = append(what, "derived from "+inertLine(x.Path))
 		case "secret":
 			what = append(what, "secret: "+termsafe.Inert(x.Rule))
 		default:
-			what = append(what, "filtered "+termsafe.Inert(x.Path))
+			what = append(what, "filtered "+inertLine(x.Path))
 		}
 	}
 	if r.UnknownSource != nil {
@@ -280,7 +280,7 @@ func writeSpanReport(w io.Writer, tier *policy.Tier, rep redact.Report) {
 	if tier.RedactsDerived() {
 		fmt.Fprintf(w, "  derived: %s content of denied files, replaced by that file's placeholder\n", plural(rep.Derived, "span that repeats", "spans that repeat"))
 		for _, d := range rep.DerivedFrom {
-			fmt.Fprintf(w, "    derived from %s  — %s\n", termsafe.Inert(d.Path), plural(d.Spans, "span", "spans"))
+			fmt.Fprintf(w, "    derived from %s  — %s\n", inertLine(d.Path), plural(d.Spans, "span", "spans"))
 		}
 	}
 	if tier.RedactsSecrets() {

@@ -21,17 +21,7 @@ func TestCheckInterrupted(t *testing.T) {
 	t.Parallel()
 	parent := t.TempDir()
 	dir := filepath.Join(parent, "store")
-	st, err := session.Open(dir)
-	must(t, err)
-	h, err := st.Create(session.Header{Title: "long enough to interrupt"})
-	must(t, err)
-	msgs := make([]*session.Message, 20000)
-	for i := range msgs {
-		msgs[i] = &session.Message{Role: session.RoleTool, Tool: "read", Parts: []session.Part{{Kind: session.PartToolResult,
-			Text: strings.Repeat(fmt.Sprintf("line %d of a file the agent read\n", i), 40)}}}
-	}
-	must(t, st.AppendBulk(h.ID, msgs))
-	must(t, st.Close())
+	longStore(t, dir)
 
 	for _, tc := range []struct {
 		name, beside string // beside: the start of the name that appears when the signal goes
@@ -61,6 +51,51 @@ func TestCheckInterrupted(t *testing.T) {
 				t.Fatalf("beside the store after Ctrl-C: %v", es)
 			}
 		})
+	}
+}
+
+// longStore makes a store at dir with one session long enough to
+// interrupt (20,000 messages, 28 MB), and returns its ID.
+func longStore(t *testing.T, dir string) string {
+	t.Helper()
+	st, err := session.Open(dir)
+	must(t, err)
+	h, err := st.Create(session.Header{Title: "long enough to interrupt"})
+	must(t, err)
+	msgs := make([]*session.Message, 20000)
+	for i := range msgs {
+		msgs[i] = &session.Message{Role: session.RoleTool, Tool: "read", Parts: []session.Part{{Kind: session.PartToolResult,
+			Text: strings.Repeat(fmt.Sprintf("line %d of a file the agent read\n", i), 40)}}}
+	}
+	must(t, st.AppendBulk(h.ID, msgs))
+	must(t, st.Close())
+	return h.ID
+}
+
+// Ctrl-C while scrim export -o FILE writes leaves no temporary file beside
+// FILE (unredacted, it holds every file the agent read) and no FILE.
+func TestExportInterrupted(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	store := filepath.Join(t.TempDir(), "store")
+	id := longStore(t, store)
+	cmd := scrimProcess(t, "--store", store, "export", id, "--format", "md", "-o", filepath.Join(dir, "out.md"))
+	must(t, cmd.Start())
+	deadline := time.Now().Add(30 * time.Second)
+	for !besideStore(dir, ".out.md.tmp-") {
+		if time.Now().After(deadline) || cmd.ProcessState != nil {
+			cmd.Process.Kill()
+			t.Fatal("no .out.md.tmp-… while the export wrote")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	must(t, cmd.Process.Signal(syscall.SIGINT))
+	err := cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != 130 {
+		t.Fatalf("exit code %d (%v), want 130 (interrupted, its temporary file removed)", code, err)
+	}
+	if es, _ := os.ReadDir(dir); len(es) != 0 {
+		t.Fatalf("left after Ctrl-C: %v", es)
 	}
 }
 

@@ -6,9 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -212,8 +215,8 @@ func newExportWriter(format string, w io.Writer) exportWriter {
 }
 
 // writeExport runs write on standard output, or on a file that appears
-// only when the export is complete: a failed export leaves no half of a
-// session behind for someone to share. The file is readable by its owner
+// only when the export is complete: a failed or interrupted export leaves
+// no half of a session behind for someone to share. The file is readable by its owner
 // only, as an unredacted export holds whatever the agent read.
 func (a *app) writeExport(outFile string, write func(io.Writer) error) error {
 	if outFile == "" || outFile == "-" {
@@ -223,7 +226,17 @@ func (a *app) writeExport(outFile string, write func(io.Writer) error) error {
 		}
 		return w.Flush()
 	}
-	f, err := os.CreateTemp(filepath.Dir(outFile), "."+filepath.Base(outFile)+".tmp-*")
+	// Stopped (Ctrl-C, SIGTERM), it leaves no temporary file: without
+	// --model, one holds every file the agent read, for as long as the
+	// session takes to write. Its name is known before it is made, so that
+	// a signal just after leaves nothing either.
+	var made atomic.Pointer[string]
+	defer onInterrupt(func() {
+		if name := made.Load(); name != nil {
+			os.Remove(*name)
+		}
+	})()
+	f, err := createNew(filepath.Dir(outFile), "."+filepath.Base(outFile)+".tmp-", &made)
 	if err != nil {
 		return fmt.Errorf("export to %s: %w", outFile, err)
 	}
@@ -246,6 +259,24 @@ func (a *app) writeExport(outFile string, write func(io.Writer) error) error {
 		return fmt.Errorf("export to %s: %w", outFile, err)
 	}
 	return nil
+}
+
+// createNew makes a file in dir named prefix and a random suffix, readable
+// by its owner only, as os.CreateTemp does, but stores the name in made
+// before it makes the file.
+func createNew(dir, prefix string, made *atomic.Pointer[string]) (*os.File, error) {
+	for try := 0; ; try++ {
+		name := filepath.Join(dir, prefix+strconv.FormatUint(rand.Uint64(), 36))
+		made.Store(&name)
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		if err == nil {
+			return f, nil
+		}
+		made.Store(nil) // not ours to remove
+		if !errors.Is(err, fs.ErrExist) || try == 100 {
+			return nil, err
+		}
+	}
 }
 
 // checkOutputFile says, before a session is read and redacted for it,

@@ -11,13 +11,13 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/BurntSushi/toml"
 	"github.com/spf13/cobra"
 
 	"github.com/scrim-dev/scrim/assets"
+	"github.com/scrim-dev/scrim/internal/owned"
 	"github.com/scrim-dev/scrim/policy"
 	"github.com/scrim-dev/scrim/runner"
 	"github.com/scrim-dev/scrim/session"
@@ -56,7 +56,7 @@ func newDemoCmd(a *app) *cobra.Command {
 				// Closed by a signal (a closed terminal or tmux sends HUP),
 				// the folder goes too; the process that owns it is noted in
 				// it, so that a later demo removes what a kill -9 left.
-				os.WriteFile(filepath.Join(dir, demoOwner), []byte(strconv.Itoa(os.Getpid())), 0o600)
+				owned.Claim(dir, demoOwner)
 				stop := removeOnSignal(dir)
 				defer stop()
 			}
@@ -255,24 +255,4 @@ const demoOwner = ".scrim-demo-pid"
 
 // removeStaleDemos removes the demo folders in tmp whose owner is gone (a
 // demo killed with SIGKILL). Kept ones have no owner file and stay.
-func removeStaleDemos(tmp string) {
-	if tmp == "" {
-		tmp = os.TempDir()
-	}
-	// Read, not globbed: a TMPDIR's name is not a pattern ("[" would fail
-	// it, "*" reach other folders' demos).
-	entries, _ := os.ReadDir(tmp)
-	for _, e := range entries {
-		if !e.IsDir() || !strings.HasPrefix(e.Name(), "scrim-demo-") {
-			continue
-		}
-		d := filepath.Join(tmp, e.Name())
-		b, err := os.ReadFile(filepath.Join(d, demoOwner))
-		if err != nil {
-			continue
-		}
-		if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid > 0 && !processAlive(pid) {
-			os.RemoveAll(d)
-		}
-	}
-}
+func removeStaleDemos(tmp string) { owned.RemoveOrphans(tmp, "scrim-demo-", demoOwner) }

@@ -3,7 +3,6 @@
 package cli
 
 import (
-	"errors"
 	"os"
 	"os/signal"
 	"syscall"
@@ -25,10 +24,4 @@ func removeOnSignal(dir string) (stop func()) {
 		}
 	}()
 	return func() { signal.Stop(sigs); close(done) }
-}
-
-// processAlive reports whether process pid exists.
-func processAlive(pid int) bool {
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/scrim-dev/scrim/session/importers/crush"
 	"github.com/scrim-dev/scrim/session/importers/gemini"
 	"github.com/scrim-dev/scrim/session/importers/opencode"
+	"github.com/scrim-dev/scrim/session/importers/sqlitecopy"
 )
 
 // importer is one agent the import command knows: a JSON-lines transcript
@@ -172,6 +173,13 @@ func (a *app) runImport(agent string, paths []string, verbose bool) error {
 			defer bar.close()
 		}
 	}
+	// Stopped (Ctrl-C, SIGTERM), it leaves no copy of an agent's database
+	// (Crush, opencode: every file the agent read) in the temporary folder.
+	// The store is as a kill leaves it: each transcript whole or not at all.
+	defer onInterrupt(func() {
+		bar.close()
+		sqlitecopy.RemoveAll()
+	})()
 	failed := 0
 	var total importers.Stats
 	var one error // the error of a single file, which is then the one line

@@ -12,12 +12,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
+	"sync"
 
 	_ "modernc.org/sqlite" // the pure-Go driver: the build stays cgo-free
 
 	"github.com/scrim-dev/scrim/internal/fsx"
+	"github.com/scrim-dev/scrim/internal/owned"
 )
 
 // Companions are the files beside a database whose changes change its
@@ -50,36 +55,107 @@ func Open(file string) (*DB, error) {
 	if err != nil || !bytes.Equal(head, magic) {
 		return nil, ErrNotSQLite
 	}
-	dir, err := os.MkdirTemp("", "scrim-sqlite-")
+	// A copy holds the agent's whole history, every file it read: one a
+	// kill left behind (its process could not remove it) goes now.
+	owned.RemoveOrphans(os.TempDir(), copyPrefix, copyOwner)
+	dir, err := open.make()
 	if err != nil {
+		return nil, err
+	}
+	if err := owned.Claim(dir, copyOwner); err != nil {
+		open.remove(dir)
 		return nil, err
 	}
 	copyPath := filepath.Join(dir, "db")
 	if err := copyStable(file, copyPath); err != nil {
-		os.RemoveAll(dir)
+		open.remove(dir)
 		return nil, err
 	}
 	db, err := sql.Open("sqlite", "file:"+copyPath+"?_pragma=busy_timeout(2000)")
 	if err != nil {
-		os.RemoveAll(dir)
+		open.remove(dir)
 		return nil, err
 	}
 	db.SetMaxOpenConns(1)
 	if err := db.Ping(); err != nil {
 		db.Close()
-		os.RemoveAll(dir)
+		open.remove(dir)
 		return nil, err
 	}
 	return &DB{DB: db, dir: dir}, nil
 }
 
+// Where copies are made (in the system's temporary folder), and the file in
+// each that names the process that made it (owned.Claim).
+const (
+	copyPrefix = "scrim-sqlite-"
+	copyOwner  = ".scrim-owner-pid"
+)
+
 // Close closes the copy and removes it.
 func (d *DB) Close() error {
 	err := d.DB.Close()
-	if rerr := os.RemoveAll(d.dir); err == nil {
+	if rerr := open.remove(d.dir); err == nil {
 		err = rerr
 	}
 	return err
+}
+
+// RemoveAll removes every copy this process has open, for a process about
+// to exit on a signal (Ctrl-C during an import), whose Closes will not run.
+func RemoveAll() {
+	open.mu.Lock()
+	defer open.mu.Unlock()
+	for dir := range open.dirs {
+		os.RemoveAll(dir)
+	}
+}
+
+// open is the copies this process made and has not removed.
+var open copies
+
+type copies struct {
+	mu   sync.Mutex
+	dirs map[string]bool
+}
+
+// make makes a folder for a copy in the temporary folder, readable by its
+// owner only, as os.MkdirTemp does, but notes it first, so that a signal
+// just after it is made finds it (RemoveAll).
+func (c *copies) make() (string, error) {
+	for try := 0; ; try++ {
+		dir := filepath.Join(os.TempDir(), copyPrefix+strconv.FormatUint(rand.Uint64(), 36))
+		c.note(dir, true)
+		err := os.Mkdir(dir, 0o700)
+		if err == nil {
+			return dir, nil
+		}
+		c.note(dir, false) // not ours to remove
+		if !errors.Is(err, fs.ErrExist) || try == 100 {
+			return "", err
+		}
+	}
+}
+
+func (c *copies) note(dir string, ours bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.dirs == nil {
+		c.dirs = map[string]bool{}
+	}
+	if ours {
+		c.dirs[dir] = true
+	} else {
+		delete(c.dirs, dir)
+	}
+}
+
+// remove removes dir and forgets it.
+func (c *copies) remove(dir string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.dirs, dir)
+	return os.RemoveAll(dir)
 }
 
 // copyStable copies the database and its companions until a copy is made

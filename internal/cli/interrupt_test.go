@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/scrim-dev/scrim/session"
+	"github.com/scrim-dev/scrim/session/importers/importtest"
 )
 
 // Ctrl-C while scrim check reads its snapshot, or while --repair makes its
@@ -109,4 +110,41 @@ func besideStore(parent, prefix string) bool {
 		}
 	}
 	return false
+}
+
+// Ctrl-C while scrim import reads a Crush database leaves no copy of the
+// database (the agent's whole history) in the temporary folder.
+func TestImportInterrupted(t *testing.T) {
+	t.Parallel()
+	tmp, ws := t.TempDir(), t.TempDir()
+	db := filepath.Join(ws, ".crush", "crush.db")
+	stmts := []importtest.Stmt{{SQL: crushSchema}, {SQL: "INSERT INTO sessions (id, title, updated_at, created_at) VALUES ('s1', 'long enough to interrupt', 1, 1)"}, {SQL: "BEGIN"}}
+	body := strings.Repeat("a line of a file the agent read\n", 60)
+	for i := range 20000 {
+		stmts = append(stmts, importtest.Stmt{
+			SQL:  "INSERT INTO messages (id, session_id, role, parts, model, provider, created_at, updated_at) VALUES (?, 's1', 'tool', ?, 'gpt-4.1', 'openai', ?, ?)",
+			Args: []any{fmt.Sprint("m", i), crushParts(crushResult(fmt.Sprint("c", i), body)), 1751366400 + i, 1751366400 + i},
+		})
+	}
+	importtest.SQLite(t, db, append(stmts, importtest.Stmt{SQL: "COMMIT"})...)
+
+	cmd := scrimProcess(t, "--store", filepath.Join(t.TempDir(), "store"), "import", "crush", ws)
+	cmd.Env = append(cmd.Env, "TMPDIR="+tmp)
+	must(t, cmd.Start())
+	deadline := time.Now().Add(30 * time.Second)
+	for !besideStore(tmp, "scrim-sqlite-") {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatal("no scrim-sqlite-… copy in TMPDIR while the import read")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	must(t, cmd.Process.Signal(syscall.SIGINT))
+	err := cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != 130 {
+		t.Fatalf("exit code %d (%v), want 130 (interrupted, the copy removed)", code, err)
+	}
+	if es, _ := os.ReadDir(tmp); len(es) != 0 {
+		t.Fatalf("left in TMPDIR after Ctrl-C: %v", es)
+	}
 }

@@ -177,8 +177,8 @@ func (a *app) runImport(agent string, paths []string, verbose bool) error {
 	// (Crush, opencode: every file the agent read) in the temporary folder.
 	// The store is as a kill leaves it: each transcript whole or not at all.
 	defer onInterrupt(func() {
-		bar.close()
 		sqlitecopy.RemoveAll()
+		bar.close()
 	})()
 	failed := 0
 	var total importers.Stats

@@ -3,8 +3,10 @@
 package cli
 
 import (
+	"bufio"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -146,5 +148,47 @@ func TestImportInterrupted(t *testing.T) {
 	}
 	if es, _ := os.ReadDir(tmp); len(es) != 0 {
 		t.Fatalf("left in TMPDIR after Ctrl-C: %v", es)
+	}
+}
+
+// A second Ctrl-C ends a process whose cleanup hangs: the first must not
+// leave the user without a way to stop it but kill -9.
+func TestInterruptTwiceWhileCleanupHangs(t *testing.T) {
+	if os.Getenv("SCRIM_TEST_HANGING_CLEANUP") == "1" {
+		defer onInterrupt(func() {
+			fmt.Println("cleaning")
+			select {} // hangs
+		})()
+		fmt.Println("ready")
+		time.Sleep(time.Minute)
+		return
+	}
+	t.Parallel()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestInterruptTwiceWhileCleanupHangs$")
+	cmd.Env = append(os.Environ(), "SCRIM_TEST_HANGING_CLEANUP=1")
+	out, err := cmd.StdoutPipe()
+	must(t, err)
+	must(t, cmd.Start())
+	defer cmd.Process.Kill()
+	lines := bufio.NewScanner(out)
+	next := func(want string) {
+		t.Helper()
+		if !lines.Scan() || lines.Text() != want {
+			t.Fatalf("the child said %q (%v), want %q", lines.Text(), lines.Err(), want)
+		}
+	}
+	next("ready")
+	must(t, cmd.Process.Signal(syscall.SIGINT))
+	next("cleaning")
+	must(t, cmd.Process.Signal(syscall.SIGINT))
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case <-exited:
+		if code := cmd.ProcessState.ExitCode(); code != 130 {
+			t.Fatalf("exit code %d, want 130", code)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("a second Ctrl-C did not end the process while its cleanup hung")
 	}
 }

@@ -156,6 +156,10 @@ func Resolve(flag string, embedded []byte) (*Policy, error) {
 // policy's ~ and $VAR from env.
 func ResolveEnv(flag string, embedded []byte, env userdirs.Lookup) (*Policy, error) {
 	load := func(path, source string) (*Policy, error) {
+		path, err := userdirs.Expand(path, env)
+		if err != nil {
+			return nil, err
+		}
 		p, err := LoadEnv(path, env)
 		if err != nil {
 			return nil, err

@@ -124,6 +124,10 @@ func LoadProvidersEnv(path string, env userdirs.Lookup) (*Providers, error) {
 		}
 		path = def
 	}
+	path, err := userdirs.Expand(path, env)
+	if err != nil {
+		return nil, err
+	}
 	abs, data, err := providersKind.Read(path)
 	if err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/scrim-dev/scrim/internal/userdirs"
 	"github.com/scrim-dev/scrim/session"
 )
 
@@ -29,7 +30,9 @@ and an event saying what could not. The old store is left as it is.`,
 				return err
 			}
 			if len(args) == 1 {
-				dir = args[0]
+				if dir, err = userdirs.Expand(args[0], a.lookupEnv); err != nil {
+					return err
+				}
 			}
 			// Stopped (Ctrl-C, SIGTERM), a check leaves no snapshot (a
 			// copy of every table: 450 MB at a million messages) and a

@@ -308,10 +308,10 @@ func scanOnImport(st *session.Store, pol *policy.Policy) {
 // StoreDir is --store, else $SCRIM_STORE, else <user data dir>/scrim/store.
 func (a *app) StoreDir() (string, error) {
 	if a.storeDir != "" {
-		return a.storeDir, nil
+		return userdirs.Expand(a.storeDir, a.lookupEnv)
 	}
 	if d := a.getenv("SCRIM_STORE"); d != "" {
-		return d, nil
+		return userdirs.Expand(d, a.lookupEnv)
 	}
 	d, err := userdirs.Data(a.lookupEnv)
 	if err != nil {

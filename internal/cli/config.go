@@ -246,6 +246,9 @@ func (a *app) watchRoots() (roots []watch.Root, dirs []string, err error) {
 	seen := map[string]bool{}
 	for _, spec := range specs {
 		agent, dir, _ := parseWatch(spec)
+		if d, err := userdirs.Expand(dir, a.lookupEnv); err == nil {
+			dir = d
+		}
 		if abs, err := filepath.Abs(dir); err == nil {
 			dir = abs
 		}

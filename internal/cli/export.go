@@ -20,6 +20,7 @@ import (
 
 	"github.com/scrim-dev/scrim/internal/spool"
 	"github.com/scrim-dev/scrim/internal/termsafe"
+	"github.com/scrim-dev/scrim/internal/userdirs"
 	"github.com/scrim-dev/scrim/policy"
 	"github.com/scrim-dev/scrim/redact"
 	"github.com/scrim-dev/scrim/session"
@@ -42,6 +43,10 @@ func newExportCmd(a *app) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !isExportFormat(format) {
 				return usageError("--format must be md, html or jsonl, not %q", format)
+			}
+			outFile, err := userdirs.Expand(outFile, a.lookupEnv)
+			if err != nil {
+				return err
 			}
 			if err := checkOutputFile(outFile, format); err != nil {
 				return err

@@ -134,6 +134,8 @@ func TestWatchRoots(t *testing.T) {
 		{"watch = false\nwatch_dirs = [\"/srv/c\"]\n", nil, ""},
 		{"watch = false\n", []string{"--watch", "codex:/srv/d"}, defaults + " codex:/srv/d"},
 		{"watch = true\nwatch_dirs = [\"claude:~/work\", \"codex:/srv/e\"]\n", []string{"--watch", "/srv/f"}, defaults + " claude:~/work codex:/srv/e claude:/srv/f"},
+		// --watch=~/x, which the shell leaves as it is: the home folder's.
+		{"", []string{"--watch=~/g", "--watch=codex:~/h"}, defaults + " claude:~/g codex:~/h"},
 	} {
 		if got := roots(c.cfg, c.args...); got != c.want {
 			t.Errorf("config %q, args %q:\n got  %s\n want %s", c.cfg, c.args, got, c.want)

@@ -6,9 +6,11 @@ package userdirs
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 )
 
 // Lookup reads an environment variable, as os.LookupEnv does.
@@ -98,4 +100,20 @@ func Data(l Lookup) (string, error) {
 		return "", err
 	}
 	return filepath.Join(home, ".local", "share"), nil
+}
+
+// Expand replaces a leading ~ or ~/ of path with the home folder read from
+// l, as a shell would have: a path given as --store=~/x, or quoted, or in
+// a variable, reaches scrim as it is, and taken literally it names a
+// folder "~" in the current one. Any other path is returned as it is
+// (~user is not expanded).
+func Expand(path string, l Lookup) (string, error) {
+	if path != "~" && !strings.HasPrefix(path, "~/") && !(runtime.GOOS == "windows" && strings.HasPrefix(path, `~\`)) {
+		return path, nil
+	}
+	home, err := Home(l)
+	if err != nil {
+		return "", fmt.Errorf("cannot expand ~ in %s (%v)", path, err)
+	}
+	return filepath.Join(home, path[1:]), nil
 }

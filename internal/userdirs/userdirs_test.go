@@ -62,3 +62,32 @@ func TestFromTheEnvironmentGiven(t *testing.T) {
 		t.Errorf("Data without HOME: %q, no error", d)
 	}
 }
+
+func TestExpand(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("HOME is USERPROFILE there")
+	}
+	env := map[string]string{"HOME": "/given"}
+	l := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	for in, want := range map[string]string{
+		"~":         "/given",
+		"~/":        "/given",
+		"~/a/b":     "/given/a/b",
+		"~user/a":   "~user/a",
+		"a/~/b":     "a/~/b",
+		"./~":       "./~",
+		"/abs/path": "/abs/path",
+		"":          "",
+	} {
+		if got, err := Expand(in, l); err != nil || got != want {
+			t.Errorf("Expand(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	delete(env, "HOME")
+	if got, err := Expand("~/a", l); err == nil {
+		t.Errorf("Expand without HOME: %q, no error", got)
+	}
+	if got, err := Expand("/a", l); err != nil || got != "/a" {
+		t.Errorf("Expand(/a) without HOME: %q, %v", got, err)
+	}
+}

@@ -120,6 +120,7 @@ func (a *app) runImport(agent string, paths []string, verbose bool) error {
 	if !ok {
 		return usageError("unknown agent %q: use scrim import %s", agent, agentList())
 	}
+	var err error
 	if len(paths) == 0 && imp.folder == "" {
 		paths = []string{"."}
 	}
@@ -129,6 +130,11 @@ func (a *app) runImport(agent string, paths []string, verbose bool) error {
 			return fmt.Errorf("cannot find the home folder (%v); pass the transcripts' PATH", err)
 		}
 		paths = []string{filepath.Join(home, imp.folder)}
+	}
+	for i, p := range paths {
+		if paths[i], err = userdirs.Expand(p, a.lookupEnv); err != nil {
+			return err
+		}
 	}
 	files, err := importers.Files(paths, imp.match)
 	if err != nil {

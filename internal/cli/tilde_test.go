@@ -12,7 +12,7 @@ import (
 // TestTildeMeansHome: a path that reaches scrim with its ~ (--store=~/x,
 // which the shell leaves, or a quoted one, or $SCRIM_STORE="~/x") is the
 // home folder's, for the store, the policy, the providers file, check's
-// DIR and export's -o.
+// DIR, import's PATH and export's -o.
 // Taken literally, it had made a folder "~" in the current one and put the
 // store there.
 func TestTildeMeansHome(t *testing.T) {
@@ -50,6 +50,12 @@ func TestTildeMeansHome(t *testing.T) {
 	}
 	if out := run(nil, "check", "~/st"); !strings.Contains(out, "ok:") {
 		t.Errorf("check ~/st:\n%s", out)
+	}
+	transcript, err := os.ReadFile(filepath.Join("..", "..", "session", "importers", "claude", "testdata", "session.jsonl"))
+	must(t, err)
+	must(t, os.WriteFile(filepath.Join(home, "t.jsonl"), transcript, 0o644))
+	if out := run(nil, "--store=~/st", "import", "claude", "~/t.jsonl"); !strings.Contains(out, "→ session") {
+		t.Errorf("import claude ~/t.jsonl:\n%s", out)
 	}
 	cmd := scrimProcess(t, "--providers=~/missing.toml", "models")
 	cmd.Dir = cwd

@@ -221,8 +221,9 @@ func newExportWriter(format string, w io.Writer) exportWriter {
 
 // writeExport runs write on standard output, or on a file that appears
 // only when the export is complete: a failed or interrupted export leaves
-// no half of a session behind for someone to share. The file is readable by its owner
-// only, as an unredacted export holds whatever the agent read.
+// no half of a session behind for someone to share. The file is readable
+// by its owner only, as an unredacted export holds whatever the agent
+// read.
 func (a *app) writeExport(outFile string, write func(io.Writer) error) error {
 	if outFile == "" || outFile == "-" {
 		w := bufio.NewWriterSize(a.stdout, 64<<10)

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"testing"
 
 	"github.com/scrim-dev/scrim/session/importers/importtest"
@@ -14,8 +15,9 @@ import (
 
 // TestCopiesAreOwned: a copy names the process that made it; a copy whose
 // process is gone (a kill left it, with the agent's whole history in it)
-// is removed by the next Open, a copy another running scrim has open is
-// not; RemoveAll removes this process's open copies (a signal's cleanup).
+// is removed by a process's first Open, a copy another running scrim has
+// open is not; RemoveAll removes this process's open copies (a signal's
+// cleanup).
 func TestCopiesAreOwned(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
@@ -43,6 +45,7 @@ func TestCopiesAreOwned(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	sweep = sync.Once{} // as a process's first Open
 	db, err := Open(file)
 	if err != nil {
 		t.Fatal(err)

@@ -55,31 +55,33 @@ func Open(file string) (*DB, error) {
 	if err != nil || !bytes.Equal(head, magic) {
 		return nil, ErrNotSQLite
 	}
-	// A copy holds the agent's whole history, every file it read: one a
-	// kill left behind (its process could not remove it) goes now.
-	owned.RemoveOrphans(os.TempDir(), copyPrefix, copyOwner)
-	dir, err := open.make()
+	// A copy holds the agent's whole history, every file it read: those a
+	// kill left behind (their process could not remove them) go now, once
+	// a process (the TUI opens a watched database at each change of its
+	// WAL, and the temporary folder may hold thousands of entries).
+	sweep.Do(func() { owned.RemoveOrphans(os.TempDir(), copyPrefix, copyOwner) })
+	dir, err := held.make()
 	if err != nil {
 		return nil, err
 	}
 	if err := owned.Claim(dir, copyOwner); err != nil {
-		open.remove(dir)
+		held.remove(dir)
 		return nil, err
 	}
 	copyPath := filepath.Join(dir, "db")
 	if err := copyStable(file, copyPath); err != nil {
-		open.remove(dir)
+		held.remove(dir)
 		return nil, err
 	}
 	db, err := sql.Open("sqlite", "file:"+copyPath+"?_pragma=busy_timeout(2000)")
 	if err != nil {
-		open.remove(dir)
+		held.remove(dir)
 		return nil, err
 	}
 	db.SetMaxOpenConns(1)
 	if err := db.Ping(); err != nil {
 		db.Close()
-		open.remove(dir)
+		held.remove(dir)
 		return nil, err
 	}
 	return &DB{DB: db, dir: dir}, nil
@@ -95,7 +97,7 @@ const (
 // Close closes the copy and removes it.
 func (d *DB) Close() error {
 	err := d.DB.Close()
-	if rerr := open.remove(d.dir); err == nil {
+	if rerr := held.remove(d.dir); err == nil {
 		err = rerr
 	}
 	return err
@@ -104,15 +106,18 @@ func (d *DB) Close() error {
 // RemoveAll removes every copy this process has open, for a process about
 // to exit on a signal (Ctrl-C during an import), whose Closes will not run.
 func RemoveAll() {
-	open.mu.Lock()
-	defer open.mu.Unlock()
-	for dir := range open.dirs {
+	held.mu.Lock()
+	defer held.mu.Unlock()
+	for dir := range held.dirs {
 		os.RemoveAll(dir)
 	}
 }
 
-// open is the copies this process made and has not removed.
-var open copies
+// held is the copies this process made and has not removed.
+var held copies
+
+// sweep removes, once a process, the copies whose process is gone.
+var sweep sync.Once
 
 type copies struct {
 	mu   sync.Mutex

@@ -26,7 +26,15 @@ func Files(paths []string, match func(name string) bool) ([]string, error) {
 			}
 			continue
 		}
-		err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		// A root that is a link to a folder (~/.claude/projects moved to a
+		// bigger disk and linked back): walk the folder, its files named
+		// under the link, as the watcher names them. WalkDir does not
+		// follow a root that is a link, and found nothing.
+		walk := root
+		if li, err := os.Lstat(root); err == nil && li.Mode()&fs.ModeSymlink != 0 {
+			walk += string(filepath.Separator)
+		}
+		err = filepath.WalkDir(walk, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return nil // an unreadable folder: skip it, keep the rest
 			}

@@ -277,14 +277,10 @@ func newPolicyExplainCmd(a *app) *cobra.Command {
 
 // expandHome lets a quoted '~/x' mean what the user typed it for.
 func (a *app) expandHome(path string) string {
-	if path != "~" && !strings.HasPrefix(path, "~/") {
-		return path
+	if p, err := userdirs.Expand(path, a.lookupEnv); err == nil {
+		return p
 	}
-	home, err := userdirs.Home(a.lookupEnv)
-	if err != nil {
-		return path
-	}
-	return home + path[1:]
+	return path
 }
 
 // explained is one path's answer, as printed and as JSON.

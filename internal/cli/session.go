@@ -238,7 +238,7 @@ func newNewCmd(a *app) *cobra.Command {
 			if err := checkTitle(title); err != nil {
 				return err
 			}
-			dir, err := workDir(workdir)
+			dir, err := workDir(a.expandHome(workdir))
 			if err != nil {
 				return err
 			}

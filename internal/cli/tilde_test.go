@@ -12,7 +12,7 @@ import (
 // TestTildeMeansHome: a path that reaches scrim with its ~ (--store=~/x,
 // which the shell leaves, or a quoted one, or $SCRIM_STORE="~/x") is the
 // home folder's, for the store, the policy, the providers file, check's
-// DIR, import's PATH and export's -o.
+// DIR, import's PATH, new's --workdir and export's -o.
 // Taken literally, it had made a folder "~" in the current one and put the
 // store there.
 func TestTildeMeansHome(t *testing.T) {
@@ -50,6 +50,11 @@ func TestTildeMeansHome(t *testing.T) {
 	}
 	if out := run(nil, "check", "~/st"); !strings.Contains(out, "ok:") {
 		t.Errorf("check ~/st:\n%s", out)
+	}
+	must(t, os.Mkdir(filepath.Join(home, "wd"), 0o755))
+	wid := strings.TrimSpace(run(nil, "--store=~/st", "new", "--title", "w", "--workdir=~/wd"))
+	if out := run(nil, "--store=~/st", "show", wid); !strings.Contains(out, "workdir "+filepath.Join(home, "wd")+"\n") {
+		t.Errorf("new --workdir=~/wd:\n%s", out)
 	}
 	transcript, err := os.ReadFile(filepath.Join("..", "..", "session", "importers", "claude", "testdata", "session.jsonl"))
 	must(t, err)

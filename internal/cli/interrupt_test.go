@@ -34,21 +34,7 @@ func TestCheckInterrupted(t *testing.T) {
 		{"repair", "store.repaired-", []string{"check", "--repair", dir}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cmd := scrimProcess(t, tc.args...)
-			must(t, cmd.Start())
-			deadline := time.Now().Add(30 * time.Second)
-			for !besideStore(parent, tc.beside) {
-				if time.Now().After(deadline) {
-					cmd.Process.Kill()
-					t.Fatalf("no %s… beside the store", tc.beside)
-				}
-				time.Sleep(time.Millisecond)
-			}
-			must(t, cmd.Process.Signal(syscall.SIGINT))
-			err := cmd.Wait()
-			if code := cmd.ProcessState.ExitCode(); code != 130 {
-				t.Fatalf("exit code %d (%v), want 130 (interrupted, what it made removed)", code, err)
-			}
+			interruptOnceMade(t, scrimProcess(t, tc.args...), parent, tc.beside)
 			es, _ := os.ReadDir(parent)
 			if len(es) != 1 {
 				t.Fatalf("beside the store after Ctrl-C: %v", es)
@@ -83,22 +69,30 @@ func TestExportInterrupted(t *testing.T) {
 	store := filepath.Join(t.TempDir(), "store")
 	id := longStore(t, store)
 	cmd := scrimProcess(t, "--store", store, "export", id, "--format", "md", "-o", filepath.Join(dir, "out.md"))
+	interruptOnceMade(t, cmd, dir, ".out.md.tmp-")
+	if es, _ := os.ReadDir(dir); len(es) != 0 {
+		t.Fatalf("left after Ctrl-C: %v", es)
+	}
+}
+
+// interruptOnceMade starts cmd, sends it SIGINT once dir holds an entry
+// whose name starts with prefix (what it makes and must not leave), and
+// fails unless it then exits 130.
+func interruptOnceMade(t *testing.T, cmd *exec.Cmd, dir, prefix string) {
+	t.Helper()
 	must(t, cmd.Start())
 	deadline := time.Now().Add(30 * time.Second)
-	for !besideStore(dir, ".out.md.tmp-") {
-		if time.Now().After(deadline) || cmd.ProcessState != nil {
+	for !besideStore(dir, prefix) {
+		if time.Now().After(deadline) {
 			cmd.Process.Kill()
-			t.Fatal("no .out.md.tmp-… while the export wrote")
+			t.Fatalf("no %s… in %s while it ran", prefix, dir)
 		}
 		time.Sleep(time.Millisecond)
 	}
 	must(t, cmd.Process.Signal(syscall.SIGINT))
 	err := cmd.Wait()
 	if code := cmd.ProcessState.ExitCode(); code != 130 {
-		t.Fatalf("exit code %d (%v), want 130 (interrupted, its temporary file removed)", code, err)
-	}
-	if es, _ := os.ReadDir(dir); len(es) != 0 {
-		t.Fatalf("left after Ctrl-C: %v", es)
+		t.Fatalf("exit code %d (%v), want 130 (interrupted, what it made removed)", code, err)
 	}
 }
 
@@ -132,20 +126,7 @@ func TestImportInterrupted(t *testing.T) {
 
 	cmd := scrimProcess(t, "--store", filepath.Join(t.TempDir(), "store"), "import", "crush", ws)
 	cmd.Env = append(cmd.Env, "TMPDIR="+tmp)
-	must(t, cmd.Start())
-	deadline := time.Now().Add(30 * time.Second)
-	for !besideStore(tmp, "scrim-sqlite-") {
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatal("no scrim-sqlite-… copy in TMPDIR while the import read")
-		}
-		time.Sleep(time.Millisecond)
-	}
-	must(t, cmd.Process.Signal(syscall.SIGINT))
-	err := cmd.Wait()
-	if code := cmd.ProcessState.ExitCode(); code != 130 {
-		t.Fatalf("exit code %d (%v), want 130 (interrupted, the copy removed)", code, err)
-	}
+	interruptOnceMade(t, cmd, tmp, "scrim-sqlite-")
 	if es, _ := os.ReadDir(tmp); len(es) != 0 {
 		t.Fatalf("left in TMPDIR after Ctrl-C: %v", es)
 	}

@@ -235,11 +235,9 @@ func (a *app) watchRoots() (roots []watch.Root, dirs []string, err error) {
 		return nil, nil, nil
 	}
 	var specs []string
-	if home, err := userdirs.Home(a.lookupEnv); err == nil {
-		for _, agent := range slices.Sorted(maps.Keys(importerFor)) {
-			if folder := importerFor[agent].folder; folder != "" {
-				specs = append(specs, agent+":"+filepath.Join(home, folder))
-			}
+	for _, agent := range slices.Sorted(maps.Keys(importerFor)) {
+		if dir, err := agentFolder(agent, a.lookupEnv); err == nil && dir != "" {
+			specs = append(specs, agent+":"+dir)
 		}
 	}
 	specs = append(append(specs, cfg.WatchDirs...), a.watchDirs...)

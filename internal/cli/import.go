@@ -30,10 +30,13 @@ import (
 type importer struct {
 	factory importers.Factory
 	source  *importers.Source
-	folder  string // default folder, under the home folder ("": the current folder)
-	match   func(path string) bool
-	files   string                // what match takes, for messages
-	prune   func(dir string) bool // folders a watch leaves out
+	// folder is where the agent keeps its sessions, under the home folder
+	// ("": the current folder); env is the agent's own variable that moves
+	// them, to its folder's under (agentFolder).
+	folder, env, under string
+	match              func(path string) bool
+	files              string                // what match takes, for messages
+	prune              func(dir string) bool // folders a watch leaves out
 	// database: each import copies the source whole, so a watch waits
 	// longer before importing it again.
 	database bool
@@ -42,13 +45,36 @@ type importer struct {
 func jsonl(path string) bool { return strings.HasSuffix(path, ".jsonl") }
 
 var importerFor = map[string]importer{
-	claude.Agent: {factory: claude.New, folder: filepath.Join(".claude", "projects"), match: jsonl, files: "transcripts (*.jsonl)"},
-	codex.Agent:  {factory: codex.New, folder: filepath.Join(".codex", "sessions"), match: jsonl, files: "transcripts (*.jsonl)"},
-	gemini.Agent: {source: &gemini.Source, folder: filepath.Join(".gemini", "tmp"), match: gemini.Match, files: "sessions (session-*.json, session-*.jsonl, checkpoint-*.json)"},
+	claude.Agent: {factory: claude.New, folder: filepath.Join(".claude", "projects"), env: "CLAUDE_CONFIG_DIR", under: "projects", match: jsonl, files: "transcripts (*.jsonl)"},
+	codex.Agent:  {factory: codex.New, folder: filepath.Join(".codex", "sessions"), env: "CODEX_HOME", under: "sessions", match: jsonl, files: "transcripts (*.jsonl)"},
+	gemini.Agent: {source: &gemini.Source, folder: filepath.Join(".gemini", "tmp"), env: "GEMINI_CLI_HOME", under: filepath.Join(".gemini", "tmp"), match: gemini.Match, files: "sessions (session-*.json, session-*.jsonl, checkpoint-*.json)"},
 	// Crush keeps a database in each project: the default is the current
 	// folder's, and those of the projects under it.
 	crush.Agent:    {source: &crush.Source, match: crush.Match, database: true, files: "databases (.crush/crush.db)"},
-	opencode.Agent: {source: &opencode.Source, folder: filepath.Join(".local", "share", "opencode"), match: opencode.Match, prune: opencode.Prune, database: true, files: "databases (opencode.db) or stored sessions (storage/session/*/*.json)"},
+	opencode.Agent: {source: &opencode.Source, folder: filepath.Join(".local", "share", "opencode"), env: "XDG_DATA_HOME", under: "opencode", match: opencode.Match, prune: opencode.Prune, database: true, files: "databases (opencode.db) or stored sessions (storage/session/*/*.json)"},
+}
+
+// agentFolder is where agent keeps its sessions on this machine: under
+// the folder its own variable names (CLAUDE_CONFIG_DIR, CODEX_HOME,
+// GEMINI_CLI_HOME, XDG_DATA_HOME for opencode) when that is set to an
+// absolute folder (or ~/…), else under the home folder. Each agent writes
+// nothing to its usual folder when its variable is set, so that folder
+// holds old sessions or none. "" for an agent without one (crush).
+func agentFolder(agent string, env userdirs.Lookup) (string, error) {
+	imp := importerFor[agent]
+	if imp.folder == "" {
+		return "", nil
+	}
+	if v, _ := env(imp.env); v != "" {
+		if v, err := userdirs.Expand(v, env); err == nil && filepath.IsAbs(v) {
+			return filepath.Join(v, imp.under), nil
+		}
+	}
+	home, err := userdirs.Home(env)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(home, imp.folder), nil
 }
 
 // agentList is the agents, for messages: "claude, codex, … or opencode".
@@ -71,7 +97,9 @@ session-*.json, session-*.jsonl and checkpoint-*.json files (gemini), and
 opencode.db or the stored sessions of the older JSON storage (opencode; an
 export written by opencode export is taken when named). Without PATH, each
 agent's own folder: ~/.claude/projects, ~/.codex/sessions, ~/.gemini/tmp,
-~/.local/share/opencode; for crush, the current folder (Crush keeps a
+~/.local/share/opencode, or where the agent's variable moves it
+($CLAUDE_CONFIG_DIR/projects, $CODEX_HOME/sessions,
+$GEMINI_CLI_HOME/.gemini/tmp, $XDG_DATA_HOME/opencode); for crush, the current folder (Crush keeps a
 database in each project). A database is read from a copy: the agent's files
 are never opened in place.
 
@@ -125,11 +153,11 @@ func (a *app) runImport(agent string, paths []string, verbose bool) error {
 		paths = []string{"."}
 	}
 	if len(paths) == 0 {
-		home, err := userdirs.Home(a.lookupEnv)
+		dir, err := agentFolder(agent, a.lookupEnv)
 		if err != nil {
 			return fmt.Errorf("cannot find the home folder (%v); pass the transcripts' PATH", err)
 		}
-		paths = []string{filepath.Join(home, imp.folder)}
+		paths = []string{dir}
 	}
 	for i, p := range paths {
 		if paths[i], err = userdirs.Expand(p, a.lookupEnv); err != nil {

@@ -3,6 +3,7 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -140,5 +141,45 @@ func TestWatchRoots(t *testing.T) {
 		if got := roots(c.cfg, c.args...); got != c.want {
 			t.Errorf("config %q, args %q:\n got  %s\n want %s", c.cfg, c.args, got, c.want)
 		}
+	}
+}
+
+// Each agent's folder follows the agent's own variable, as the agent does
+// (it then writes nothing to its usual folder): for the watch and for an
+// import without PATH. A relative value, which the agent would take from
+// wherever it was started, is left for the usual folder.
+func TestAgentFoldersFollowTheirVariables(t *testing.T) {
+	t.Parallel()
+	isolate(t)
+	home := getenv(t, "HOME")
+	cfg := t.TempDir()
+	env := testEnv(t)
+	envsMu.Lock()
+	env["CLAUDE_CONFIG_DIR"] = cfg
+	env["CODEX_HOME"] = "relative/codex"
+	env["GEMINI_CLI_HOME"] = "~/gh"
+	env["XDG_DATA_HOME"] = "/data"
+	envsMu.Unlock()
+	a := &app{lookupEnv: lookup(t)}
+	must(t, a.rootCommand().ParseFlags(nil))
+	rs, _, err := a.watchRoots()
+	must(t, err)
+	var got []string
+	for _, r := range rs {
+		got = append(got, r.Agent+":"+r.Dir)
+	}
+	want := []string{"claude:" + filepath.Join(cfg, "projects"), "codex:" + filepath.Join(home, ".codex", "sessions"),
+		"gemini:" + filepath.Join(home, "gh", ".gemini", "tmp"), "opencode:/data/opencode"}
+	if !slices.Equal(got, want) {
+		t.Errorf("watched:\n got  %q\n want %q", got, want)
+	}
+
+	transcript, err := os.ReadFile(filepath.Join("..", "..", "session", "importers", "claude", "testdata", "session.jsonl"))
+	must(t, err)
+	must(t, os.MkdirAll(filepath.Join(cfg, "projects", "-home-dev-shop"), 0o755))
+	must(t, os.WriteFile(filepath.Join(cfg, "projects", "-home-dev-shop", "s.jsonl"), transcript, 0o644))
+	out, stderr, code := scrim(t, "", "--store", filepath.Join(t.TempDir(), "store"), "import", "claude")
+	if code != exitOK || !strings.Contains(out, filepath.Join(cfg, "projects", "-home-dev-shop", "s.jsonl")) {
+		t.Errorf("import claude with CLAUDE_CONFIG_DIR: exit %d\n%s%s", code, out, stderr)
 	}
 }

@@ -275,14 +275,25 @@ func (m *Model) gotSessions(msg sessionsMsg) tea.Cmd {
 	}
 	first := !m.loaded
 	m.loaded = true
-	if first && m.c.model == "" {
+	var adopt tea.Cmd
+	if m.c.model == "" {
+		model := ""
 		switch {
 		case len(msg.headers) > 0 && msg.headers[0].LastModel != "":
-			m.c.model = msg.headers[0].LastModel
+			model = msg.headers[0].LastModel
 		case len(msg.headers) > 0 && len(m.cfg.Models) > 0:
 			// An empty store has nothing to preview: no model is made up
 			// for it (the header says how to pick one).
-			m.c.model = m.cfg.Models[0].ID
+			model = m.cfg.Models[0].ID
+		}
+		if first {
+			m.c.model = model
+		} else if model != "" {
+			// Opened on an empty store, whose first session the watch
+			// just imported: its model becomes active, as it would have
+			// at the start; the sent pane had said each message was
+			// missing from a request there was no model for.
+			adopt = m.useModel(model)
 		}
 	}
 	cmd := m.list.setSessions(msg.headers)
@@ -296,7 +307,7 @@ func (m *Model) gotSessions(msg sessionsMsg) tea.Cmd {
 			grow = m.refresh()
 		}
 	}
-	return tea.Batch(cmd, grow, m.syncOpen())
+	return tea.Batch(cmd, grow, adopt, m.syncOpen())
 }
 
 // syncOpen opens the session selected in the list, if it is not open yet.
@@ -383,8 +394,13 @@ func (m *Model) setModel(model string) tea.Cmd {
 	if model == m.c.model {
 		return nil
 	}
-	m.c.model = model
 	m.setStatus("", false)
+	return m.useModel(model)
+}
+
+// useModel is setModel but for the status line, which keeps what it says.
+func (m *Model) useModel(model string) tea.Cmd {
+	m.c.model = model
 	m.syncRedacted()
 	if m.tr.hide {
 		m.tr.setHide(true)

@@ -357,3 +357,34 @@ func TestCountsRewind(t *testing.T) {
 		}
 	}
 }
+
+// Opened on an empty store, scrim has no model; when the watch imports the
+// first session, that session's model becomes active, as it would have at
+// the start, and the sent pane shows what it is sent (it had said that
+// every message was missing from the request).
+func TestFirstWatchedSessionBringsItsModel(t *testing.T) {
+	st := openStore(t, t.TempDir())
+	root := t.TempDir()
+	ch := watching(t, st, root)
+	m := New(fixtureConfig(t, st, ""))
+	drive(m, m.Init()())
+	drive(m, tea.WindowSizeMsg{Width: 120, Height: 40})
+	if m.c.model != "" {
+		t.Fatalf("an empty store made up model %q", m.c.model)
+	}
+	appendLines(t, filepath.Join(root, "first.jsonl"), transcriptLines(t, "first", 1))
+	pump(t, m, ch, func() bool { return len(m.list.headers()) == 1 })
+	want := m.list.headers()[0].LastModel
+	if want == "" || m.c.model != want {
+		t.Fatalf("active model %q, want the imported session's %q", m.c.model, want)
+	}
+	drive(m, keyMsg("enter"))
+	deadline := time.Now().Add(20 * time.Second)
+	for v := m.View(); strings.Contains(v, "missing from the request") || !strings.Contains(v, "Sent to "+want); v = m.View() {
+		if time.Now().After(deadline) {
+			t.Fatalf("the sent pane after the first import:\n%s", v)
+		}
+		drive(m, nil)
+		time.Sleep(10 * time.Millisecond)
+	}
+}

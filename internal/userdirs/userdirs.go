@@ -66,10 +66,7 @@ func Config(l Lookup) (string, error) {
 		}
 		return filepath.Join(home, "lib"), nil
 	}
-	if v := l.get("XDG_CONFIG_HOME"); v != "" {
-		if !filepath.IsAbs(v) {
-			return "", errors.New("path in $XDG_CONFIG_HOME is relative")
-		}
+	if v, ok := xdg(l, "XDG_CONFIG_HOME"); ok {
 		return v, nil
 	}
 	home, err := Home(l)
@@ -92,7 +89,7 @@ func Data(l Lookup) (string, error) {
 	case "darwin", "ios":
 		return Config(l)
 	}
-	if v := l.get("XDG_DATA_HOME"); v != "" {
+	if v, ok := xdg(l, "XDG_DATA_HOME"); ok {
 		return v, nil
 	}
 	home, err := Home(l)
@@ -100,6 +97,23 @@ func Data(l Lookup) (string, error) {
 		return "", err
 	}
 	return filepath.Join(home, ".local", "share"), nil
+}
+
+// xdg reads the XDG base directory variable k: its folder, with a leading ~
+// expanded (XDG_CONFIG_HOME="~/.config", quoted in a profile, reaches scrim
+// as it is); false when it is unset or, as the XDG specification says of a
+// relative path, to be ignored. Taken as it was, a relative value put the
+// store in a folder under the current one, a new one wherever scrim ran,
+// and left the user's policy file unread for the built-in policy.
+func xdg(l Lookup, k string) (string, bool) {
+	v := l.get(k)
+	if v == "" {
+		return "", false
+	}
+	if e, err := Expand(v, l); err == nil {
+		v = e
+	}
+	return v, filepath.IsAbs(v)
 }
 
 // Expand replaces a leading ~ or ~/ of path with the home folder read from

@@ -7,12 +7,12 @@ import (
 	"testing"
 )
 
-// With the process's environment the folders are the os package's.
+// With the process's environment the folders are the os package's (but
+// for a relative or ~ XDG_CONFIG_HOME, which os refuses: TestXDGValues).
 func TestAsTheOSPackage(t *testing.T) {
 	for _, env := range []map[string]string{
 		{"HOME": "/h", "XDG_CONFIG_HOME": "/c"},
 		{"HOME": "/h"},
-		{"HOME": "/h", "XDG_CONFIG_HOME": "rel"},
 		{},
 	} {
 		for _, k := range []string{"HOME", "XDG_CONFIG_HOME", "USERPROFILE", "AppData"} {
@@ -89,5 +89,28 @@ func TestExpand(t *testing.T) {
 	}
 	if got, err := Expand("/a", l); err != nil || got != "/a" {
 		t.Errorf("Expand(/a) without HOME: %q, %v", got, err)
+	}
+}
+
+// An XDG variable with a leading ~ is the home folder's; a relative one is
+// ignored, as the XDG specification says, for the usual folder.
+func TestXDGValues(t *testing.T) {
+	if runtime.GOOS == "windows" || runtime.GOOS == "darwin" {
+		t.Skip("XDG folders are for other systems")
+	}
+	env := map[string]string{"HOME": "/given", "XDG_CONFIG_HOME": "~/cfg", "XDG_DATA_HOME": "~/data"}
+	l := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	if c, err := Config(l); err != nil || c != "/given/cfg" {
+		t.Errorf("Config with XDG_CONFIG_HOME=~/cfg: %q, %v", c, err)
+	}
+	if d, err := Data(l); err != nil || d != "/given/data" {
+		t.Errorf("Data with XDG_DATA_HOME=~/data: %q, %v", d, err)
+	}
+	env["XDG_CONFIG_HOME"], env["XDG_DATA_HOME"] = "relative/cfg", "./data"
+	if c, err := Config(l); err != nil || c != "/given/.config" {
+		t.Errorf("Config with a relative XDG_CONFIG_HOME: %q, %v; want the usual folder", c, err)
+	}
+	if d, err := Data(l); err != nil || d != "/given/.local/share" {
+		t.Errorf("Data with a relative XDG_DATA_HOME: %q, %v; want the usual folder", d, err)
 	}
 }

@@ -59,6 +59,7 @@ func inputRows() []inputRow {
 		{name: "import: nothing", args: []string{"import"}, code: 2, want: "requires at least 1 arg(s)"},
 		{name: "import: unknown agent", args: []string{"import", "frob", "x"}, code: 2, want: `unknown agent "frob": use scrim import claude, codex, crush, gemini or opencode`},
 		{name: "import: missing file", args: []string{"import", "claude", "{file:missing}"}, code: 1, want: "no such file or directory; pass a transcript file or folder"},
+		{name: "import: the agent's folder is missing", args: []string{"import", "claude"}, code: 1, want: "/.claude/projects does not exist (where Claude Code writes them; $CLAUDE_CONFIG_DIR moves them); pass PATH to import from elsewhere"},
 		{name: "import: folder without transcripts", args: []string{"import", "codex", "{file:dir}"}, code: 1, want: "no codex transcripts (*.jsonl) found in"},
 		{name: "import: binary file", args: []string{"import", "claude", "{file:binary}"}, code: 1, want: "looks binary (NUL byte), not a JSON-lines transcript: is this the right file?"},
 		{name: "import: huge sparse file", args: []string{"import", "codex", "{file:huge}"}, code: 1, want: "looks binary (NUL byte)"},

@@ -1,9 +1,12 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"math"
+	"os"
 	"path/filepath"
 	"runtime/debug"
 	"slices"
@@ -34,6 +37,7 @@ type importer struct {
 	// ("": the current folder); env is the agent's own variable that moves
 	// them, to its folder's under (agentFolder).
 	folder, env, under string
+	name               string // the agent, for messages
 	match              func(path string) bool
 	files              string                // what match takes, for messages
 	prune              func(dir string) bool // folders a watch leaves out
@@ -45,13 +49,13 @@ type importer struct {
 func jsonl(path string) bool { return strings.HasSuffix(path, ".jsonl") }
 
 var importerFor = map[string]importer{
-	claude.Agent: {factory: claude.New, folder: filepath.Join(".claude", "projects"), env: "CLAUDE_CONFIG_DIR", under: "projects", match: jsonl, files: "transcripts (*.jsonl)"},
-	codex.Agent:  {factory: codex.New, folder: filepath.Join(".codex", "sessions"), env: "CODEX_HOME", under: "sessions", match: jsonl, files: "transcripts (*.jsonl)"},
-	gemini.Agent: {source: &gemini.Source, folder: filepath.Join(".gemini", "tmp"), env: "GEMINI_CLI_HOME", under: filepath.Join(".gemini", "tmp"), match: gemini.Match, files: "sessions (session-*.json, session-*.jsonl, checkpoint-*.json)"},
+	claude.Agent: {name: "Claude Code", factory: claude.New, folder: filepath.Join(".claude", "projects"), env: "CLAUDE_CONFIG_DIR", under: "projects", match: jsonl, files: "transcripts (*.jsonl)"},
+	codex.Agent:  {name: "Codex", factory: codex.New, folder: filepath.Join(".codex", "sessions"), env: "CODEX_HOME", under: "sessions", match: jsonl, files: "transcripts (*.jsonl)"},
+	gemini.Agent: {name: "Gemini CLI", source: &gemini.Source, folder: filepath.Join(".gemini", "tmp"), env: "GEMINI_CLI_HOME", under: filepath.Join(".gemini", "tmp"), match: gemini.Match, files: "sessions (session-*.json, session-*.jsonl, checkpoint-*.json)"},
 	// Crush keeps a database in each project: the default is the current
 	// folder's, and those of the projects under it.
-	crush.Agent:    {source: &crush.Source, match: crush.Match, database: true, files: "databases (.crush/crush.db)"},
-	opencode.Agent: {source: &opencode.Source, folder: filepath.Join(".local", "share", "opencode"), env: "XDG_DATA_HOME", under: "opencode", match: opencode.Match, prune: opencode.Prune, database: true, files: "databases (opencode.db) or stored sessions (storage/session/*/*.json)"},
+	crush.Agent:    {name: "Crush", source: &crush.Source, match: crush.Match, database: true, files: "databases (.crush/crush.db)"},
+	opencode.Agent: {name: "opencode", source: &opencode.Source, folder: filepath.Join(".local", "share", "opencode"), env: "XDG_DATA_HOME", under: "opencode", match: opencode.Match, prune: opencode.Prune, database: true, files: "databases (opencode.db) or stored sessions (storage/session/*/*.json)"},
 }
 
 // agentFolder is where agent keeps its sessions on this machine: under
@@ -156,6 +160,10 @@ func (a *app) runImport(agent string, paths []string, verbose bool) error {
 		dir, err := agentFolder(agent, a.lookupEnv)
 		if err != nil {
 			return fmt.Errorf("cannot find the home folder (%v); pass the transcripts' PATH", err)
+		}
+		if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("no %s sessions to import: %s does not exist (where %s writes them; $%s moves them); pass PATH to import from elsewhere",
+				imp.name, dir, imp.name, imp.env)
 		}
 		paths = []string{dir}
 	}

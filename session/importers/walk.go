@@ -1,6 +1,7 @@
 package importers
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -17,6 +18,9 @@ func Files(paths []string, match func(name string) bool) ([]string, error) {
 	for _, root := range paths {
 		fi, err := os.Stat(root)
 		if err != nil {
+			if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+				err = pe.Err // the path once, not again as "stat PATH:"
+			}
 			return nil, fmt.Errorf("cannot read %s: %w", root, err)
 		}
 		if !fi.IsDir() {

@@ -42,3 +42,12 @@ func TestFilesUnderALinkedRoot(t *testing.T) {
 		t.Errorf("Files under a linked root:\n got  %q\n want %q", got, want)
 	}
 }
+
+// A path that is not there is named once, with why.
+func TestFilesMissing(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "gone")
+	_, err := Files([]string{missing}, func(string) bool { return true })
+	if want := "cannot read " + missing + ": no such file or directory"; err == nil || err.Error() != want {
+		t.Errorf("Files of a missing path: %v, want %q", err, want)
+	}
+}

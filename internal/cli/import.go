@@ -103,9 +103,9 @@ export written by opencode export is taken when named). Without PATH, each
 agent's own folder: ~/.claude/projects, ~/.codex/sessions, ~/.gemini/tmp,
 ~/.local/share/opencode, or where the agent's variable moves it
 ($CLAUDE_CONFIG_DIR/projects, $CODEX_HOME/sessions,
-$GEMINI_CLI_HOME/.gemini/tmp, $XDG_DATA_HOME/opencode); for crush, the current folder (Crush keeps a
-database in each project). A database is read from a copy: the agent's files
-are never opened in place.
+$GEMINI_CLI_HOME/.gemini/tmp, $XDG_DATA_HOME/opencode); for crush, the
+current folder (Crush keeps a database in each project). A database is read
+from a copy: the agent's files are never opened in place.
 
 Importing a transcript again adds only the lines it gained since (after any
 messages added in scrim); a database or a Gemini CLI session, which are

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"regexp/syntax"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -52,6 +53,9 @@ func newMatcher(query string, regex bool) (*matcher, error) {
 	}
 	re, err := regexp.Compile(expr)
 	if err != nil {
+		if _, perr := syntax.Parse(query, syntax.Perl); perr != nil {
+			err = perr // what the user wrote, not the (?i) smart case put before it
+		}
 		return nil, queryError{fmt.Errorf("bad regular expression %q: %w", query, err)}
 	}
 	m := &matcher{re: re, fold: fold}

@@ -74,6 +74,8 @@ func TestSmartCase(t *testing.T) {
 	}
 	if _, err := newMatcher("(", true); !IsQueryError(err) {
 		t.Fatalf("a bad regular expression: %v", err)
+	} else if strings.Contains(err.Error(), "(?i)") {
+		t.Errorf("the error quotes the smart case scrim put before the query: %v", err)
 	}
 }
 

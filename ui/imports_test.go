@@ -43,6 +43,18 @@ func watching(t *testing.T, st *session.Store, root string) <-chan watch.Event {
 	return w.Events()
 }
 
+// openWatched opens scrim with model active on st, whose folder root a
+// real watcher (watching) imports into, at 120x40.
+func openWatched(t *testing.T, st *session.Store, model string) (m *Model, root string, ch <-chan watch.Event) {
+	t.Helper()
+	root = t.TempDir()
+	ch = watching(t, st, root)
+	m = New(fixtureConfig(t, st, model))
+	drive(m, m.Init()())
+	drive(m, tea.WindowSizeMsg{Width: 120, Height: 40})
+	return m, root, ch
+}
+
 // pump hands the watcher's reports to m, as the program does, until a
 // finished pass leaves done true; it returns the status line after each
 // report.
@@ -97,11 +109,7 @@ func appendLines(t *testing.T, file string, lines [][]byte) {
 func TestWatchedImportListsTheNewSession(t *testing.T) {
 	st := openStore(t, t.TempDir())
 	seedFixture(t, st)
-	root := t.TempDir()
-	ch := watching(t, st, root)
-	m := New(fixtureConfig(t, st, "demo/limited"))
-	drive(m, m.Init()())
-	drive(m, tea.WindowSizeMsg{Width: 120, Height: 40})
+	m, root, ch := openWatched(t, st, "demo/limited")
 	open := m.tr.sid
 	appendLines(t, filepath.Join(root, "new.jsonl"), transcriptLines(t, "new", 1))
 	statuses := pump(t, m, ch, func() bool { return len(m.list.headers()) == 3 })
@@ -133,11 +141,7 @@ func TestWatchedImportListsTheNewSession(t *testing.T) {
 // scrolled up stays where it is.
 func TestWatchedImportFollowsTheOpenSession(t *testing.T) {
 	st := openStore(t, t.TempDir())
-	root := t.TempDir()
-	ch := watching(t, st, root)
-	m := New(fixtureConfig(t, st, "demo/trusted"))
-	drive(m, m.Init()())
-	drive(m, tea.WindowSizeMsg{Width: 120, Height: 40})
+	m, root, ch := openWatched(t, st, "demo/trusted")
 	file := filepath.Join(root, "live.jsonl")
 	lines := transcriptLines(t, "live", 3) // 3 turns of 8 lines, 5 messages each
 	appendLines(t, file, lines[:8])
@@ -266,11 +270,7 @@ func TestWelcomeNamesWatchedFolders(t *testing.T) {
 // the counts go back to it: the footer and n/N know it is redacted.
 func TestWatchedImportRecountsARevisedTurn(t *testing.T) {
 	st := openStore(t, t.TempDir())
-	root := t.TempDir()
-	ch := watching(t, st, root)
-	m := New(fixtureConfig(t, st, "demo/limited")) // secrets = "redact"
-	drive(m, m.Init()())
-	drive(m, tea.WindowSizeMsg{Width: 120, Height: 40})
+	m, root, ch := openWatched(t, st, "demo/limited") // secrets = "redact"
 	line := func(typ, uuid string, msg map[string]any) []byte {
 		b, err := json.Marshal(map[string]any{"type": typ, "uuid": uuid, "sessionId": "rev", "cwd": "/demo",
 			"timestamp": "2025-03-14T09:00:00.000Z", "message": msg})
@@ -364,11 +364,7 @@ func TestCountsRewind(t *testing.T) {
 // every message was missing from the request).
 func TestFirstWatchedSessionBringsItsModel(t *testing.T) {
 	st := openStore(t, t.TempDir())
-	root := t.TempDir()
-	ch := watching(t, st, root)
-	m := New(fixtureConfig(t, st, ""))
-	drive(m, m.Init()())
-	drive(m, tea.WindowSizeMsg{Width: 120, Height: 40})
+	m, root, ch := openWatched(t, st, "")
 	if m.c.model != "" {
 		t.Fatalf("an empty store made up model %q", m.c.model)
 	}

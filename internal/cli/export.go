@@ -6,18 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime/debug"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/scrim-dev/scrim/internal/fsx"
 	"github.com/scrim-dev/scrim/internal/spool"
 	"github.com/scrim-dev/scrim/internal/termsafe"
 	"github.com/scrim-dev/scrim/internal/userdirs"
@@ -242,7 +240,17 @@ func (a *app) writeExport(outFile string, write func(io.Writer) error) error {
 			os.Remove(*name)
 		}
 	})()
-	f, err := createNew(filepath.Dir(outFile), "."+filepath.Base(outFile)+".tmp-", &made)
+	var f *os.File
+	_, err := fsx.MakeNew(filepath.Dir(outFile), "."+filepath.Base(outFile)+".tmp-", func(name string, ours bool) {
+		if ours {
+			made.Store(&name)
+		} else {
+			made.Store(nil)
+		}
+	}, func(name string) (err error) {
+		f, err = os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("export to %s: %w", outFile, err)
 	}
@@ -265,24 +273,6 @@ func (a *app) writeExport(outFile string, write func(io.Writer) error) error {
 		return fmt.Errorf("export to %s: %w", outFile, err)
 	}
 	return nil
-}
-
-// createNew makes a file in dir named prefix and a random suffix, readable
-// by its owner only, as os.CreateTemp does, but stores the name in made
-// before it makes the file.
-func createNew(dir, prefix string, made *atomic.Pointer[string]) (*os.File, error) {
-	for try := 0; ; try++ {
-		name := filepath.Join(dir, prefix+strconv.FormatUint(rand.Uint64(), 36))
-		made.Store(&name)
-		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
-		if err == nil {
-			return f, nil
-		}
-		made.Store(nil) // not ours to remove
-		if !errors.Is(err, fs.ErrExist) || try == 100 {
-			return nil, err
-		}
-	}
 }
 
 // checkOutputFile says, before a session is read and redacted for it,

@@ -12,11 +12,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strconv"
 	"sync"
 
 	_ "modernc.org/sqlite" // the pure-Go driver: the build stays cgo-free
@@ -125,21 +122,10 @@ type copies struct {
 }
 
 // make makes a folder for a copy in the temporary folder, readable by its
-// owner only, as os.MkdirTemp does, but notes it first, so that a signal
+// owner only, as os.MkdirTemp does, but noted first, so that a signal
 // just after it is made finds it (RemoveAll).
 func (c *copies) make() (string, error) {
-	for try := 0; ; try++ {
-		dir := filepath.Join(os.TempDir(), copyPrefix+strconv.FormatUint(rand.Uint64(), 36))
-		c.note(dir, true)
-		err := os.Mkdir(dir, 0o700)
-		if err == nil {
-			return dir, nil
-		}
-		c.note(dir, false) // not ours to remove
-		if !errors.Is(err, fs.ErrExist) || try == 100 {
-			return "", err
-		}
-	}
+	return fsx.MakeNew(os.TempDir(), copyPrefix, c.note, func(dir string) error { return os.Mkdir(dir, 0o700) })
 }
 
 func (c *copies) note(dir string, ours bool) {

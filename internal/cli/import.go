@@ -69,10 +69,8 @@ func agentFolder(agent string, env userdirs.Lookup) (string, error) {
 	if imp.folder == "" {
 		return "", nil
 	}
-	if v, _ := env(imp.env); v != "" {
-		if v, err := userdirs.Expand(v, env); err == nil && filepath.IsAbs(v) {
-			return filepath.Join(v, imp.under), nil
-		}
+	if v, ok := userdirs.Folder(env, imp.env); ok {
+		return filepath.Join(v, imp.under), nil
 	}
 	home, err := userdirs.Home(env)
 	if err != nil {

@@ -66,7 +66,7 @@ func Config(l Lookup) (string, error) {
 		}
 		return filepath.Join(home, "lib"), nil
 	}
-	if v, ok := xdg(l, "XDG_CONFIG_HOME"); ok {
+	if v, ok := Folder(l, "XDG_CONFIG_HOME"); ok {
 		return v, nil
 	}
 	home, err := Home(l)
@@ -89,7 +89,7 @@ func Data(l Lookup) (string, error) {
 	case "darwin", "ios":
 		return Config(l)
 	}
-	if v, ok := xdg(l, "XDG_DATA_HOME"); ok {
+	if v, ok := Folder(l, "XDG_DATA_HOME"); ok {
 		return v, nil
 	}
 	home, err := Home(l)
@@ -99,13 +99,14 @@ func Data(l Lookup) (string, error) {
 	return filepath.Join(home, ".local", "share"), nil
 }
 
-// xdg reads the XDG base directory variable k: its folder, with a leading ~
-// expanded (XDG_CONFIG_HOME="~/.config", quoted in a profile, reaches scrim
-// as it is); false when it is unset or, as the XDG specification says of a
-// relative path, to be ignored. Taken as it was, a relative value put the
-// store in a folder under the current one, a new one wherever scrim ran,
-// and left the user's policy file unread for the built-in policy.
-func xdg(l Lookup, k string) (string, bool) {
+// Folder reads variable k as a folder (XDG_CONFIG_HOME, an agent's
+// CODEX_HOME): its value with a leading ~ expanded (XDG_CONFIG_HOME=
+// "~/.config", quoted in a profile, reaches scrim as it is); false when it
+// is unset or relative, which the XDG specification says to ignore. Taken
+// as it was, a relative XDG_DATA_HOME put the store in a folder under the
+// current one, a new one wherever scrim ran, and a relative
+// XDG_CONFIG_HOME left the user's policy file unread for the built-in one.
+func Folder(l Lookup, k string) (string, bool) {
 	v := l.get(k)
 	if v == "" {
 		return "", false

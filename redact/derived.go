@@ -981,12 +981,15 @@ func (b *DerivedBuilder) Stale() bool { return b.stale || b.log != nil }
 
 // Recheck checks msgs, pieces of the session up to the last one added, read
 // again from the start, against every fingerprint gathered. Once all of
-// them have been through it, the builder is no longer stale.
+// them have been through it (last; msgs may then be empty), the builder is
+// no longer stale.
 func (b *DerivedBuilder) Recheck(msgs []session.Message, last bool) {
-	if !b.on || len(msgs) == 0 {
+	if !b.on {
 		return
 	}
-	b.cands.check(allowedOf(gatherAll(msgs, b.model, b.p, b.memo, b.l)), nil)
+	if len(msgs) > 0 {
+		b.cands.check(allowedOf(gatherAll(msgs, b.model, b.p, b.memo, b.l)), nil)
+	}
 	if last {
 		b.stale, b.log = false, nil
 	}

@@ -51,6 +51,11 @@ type Report struct {
 	DerivedFrom []PathCount `json:"derivedFrom"`
 	Secrets     int         `json:"secrets"`
 	SecretRules []RuleCount `json:"secretRules"`
+	// Subagents are the sessions, by ID, whose withheld content the
+	// derived spans were also looked for from: the session's subagents'
+	// (session.Store.Subagents), whose answers it holds. Set by the
+	// commands that read a stored session; none for History.
+	Subagents []string `json:"subagents,omitempty"`
 }
 
 // PathCount is how many spans repeated content of a denied path.

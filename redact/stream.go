@@ -98,6 +98,16 @@ func (s *Stream) Settle(read func(seqs []uint64, fn func(msgs []session.Message)
 	return s.gather.Settle(read)
 }
 
+// Beside, after Settle, says the batches gathered from now on are of
+// other sessions whose withheld content reaches this one's (its subagents':
+// session.Store.Subagents). They are gathered as a session grows: a
+// fingerprint met in them makes the stream Stale, and Recheck then reads
+// this session's batches and theirs again, in the order gathered.
+func (s *Stream) Beside() {
+	s.mustGather()
+	s.gather.CheckLate(false)
+}
+
 // Stale reports whether the batches must be read again, through Recheck,
 // before Next: Gather only gathers fingerprints, and each must be checked
 // against all content the tier may read (a fingerprint found there too is

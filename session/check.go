@@ -304,6 +304,7 @@ func (s *Store) restore(h Header, msgs []*Message) error {
 	if err := wb.Flush(); err != nil {
 		return err
 	}
+	defer s.links.changed()
 	return s.db.Update(func(txn *badger.Txn) error { return putHeader(txn, h, time.Time{}) })
 }
 

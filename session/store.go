@@ -48,6 +48,7 @@ type Store struct {
 	scanCache recordCache
 	onImport  func(m *Message) []byte // ScanOnImport
 	space     space                   // what is written, against what the disk has
+	links     links                   // who is whose subagent (Subagents)
 	closeOnce sync.Once
 	closeErr  error
 }

@@ -37,6 +37,9 @@ type derivedEntry struct {
 	b    *redact.DerivedBuilder
 	upto uint64 // Seqs 1..upto are gathered
 	d    *redact.Derived
+	// scope is the Scope.Rev b gathered at: its subagents as they were
+	// then. Another makes the session be gathered again from its start.
+	scope uint64
 	// kept: b holds nothing of d, which was read back from what an
 	// earlier gathering kept in the store (LoadGathered), or gathered
 	// from so much withheld content that b let its candidates go
@@ -160,6 +163,15 @@ func (x *Contexts) fingerprints(st *session.Store, pol *policy.Policy, sid, mode
 	if err != nil {
 		return nil, err
 	}
+	sc, err := ScopeOf(st, pol, sid, model)
+	if err != nil {
+		return nil, err
+	}
+	if sc.Rev != e.scope && e.upto > 0 {
+		// A subagent imported, grown or rewritten since (or the session
+		// itself revised): what they withhold is gathered again.
+		e.b, e.upto, e.d, e.kept = redact.NewDerivedBuilder(model, pol), 0, nil, false
+	}
 	if h.Count <= e.upto {
 		return e.d, nil
 	}
@@ -169,12 +181,10 @@ func (x *Contexts) fingerprints(st *session.Store, pol *policy.Policy, sid, mode
 	// A gathering from the start: what the last one kept in the store, if
 	// it still holds (redact.ResumeDerived decides its paths again), else
 	// gathered now, and kept for the next start.
-	var rev uint64
+	rev := sc.Rev
 	whole := e.upto == 0
 	if whole {
-		if rev, err = st.Revision(sid); err != nil {
-			return nil, err
-		}
+		e.scope = sc.Rev
 		if kept, ok, err := LoadGathered(st, pol, sid, model, rev, h.Count); err == nil && ok {
 			if d, ok := redact.ResumeDerived(kept, model, pol); ok {
 				e.d, e.upto, e.kept = d, h.Count, true
@@ -196,13 +206,24 @@ func (x *Contexts) fingerprints(st *session.Store, pol *policy.Policy, sid, mode
 		return fail(err)
 	}
 	if whole {
-		if err := e.b.Settle(ReadAt(st, sid, rev)); err != nil {
+		if err := e.b.Settle(ReadAt(st, sid, sc.Own)); err != nil {
 			return fail(err)
+		}
+		if len(sc.Subs) > 0 {
+			// What the session's subagents withhold: their answers in
+			// this session repeat what they read. Gathered as a session
+			// grows (CheckLate off), so a fingerprint met there makes
+			// the builder stale.
+			e.b.CheckLate(false)
+			if err := sc.Beside(st, gatherPiece, func(msgs []session.Message) any { return e.b.Prepare(msgs) }, func(p any) { e.b.AddPrepared(p.(*redact.Prepared)) }); err != nil {
+				return fail(err)
+			}
 		}
 	}
 	if e.b.Stale() {
-		// Fingerprints met late: check them against the content before.
-		if err := eachSourced(st, sid, 1, h.Count, e.b.Recheck); err != nil {
+		// Fingerprints met late: check them against the content before
+		// (the subagents' too).
+		if err := sc.Recheck(st, sid, h.Count, gatherPiece, e.b.Recheck); err != nil {
 			return fail(err)
 		}
 	}
@@ -221,17 +242,6 @@ func (x *Contexts) fingerprints(st *session.Store, pol *policy.Policy, sid, mode
 		e.d.Seal()
 	}
 	return e.d, nil
-}
-
-// eachSourced hands fn, in order, the messages of session sid from..to
-// that carry a source path, all that a tier's gathering looks at, in
-// pieces of gatherPiece messages read on every core
-// (session.Store.SourcedPieces); last says a piece is the last.
-func eachSourced(st *session.Store, sid string, from, to uint64, fn func(msgs []session.Message, last bool)) error {
-	return st.SourcedPieces(sid, from, to, gatherPiece, func(msgs []session.Message, last bool) error {
-		fn(msgs, last)
-		return nil
-	})
 }
 
 // ReadAt reads messages of session sid by Seq for a gathering's Settle

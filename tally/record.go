@@ -34,10 +34,11 @@ func Load(st *session.Store, pol *policy.Policy, sid, model string) (k Kept, ok 
 	if tier == nil {
 		return k, false, 0, nil
 	}
-	rev, err = st.Revision(sid)
+	sc, err := ScopeOf(st, pol, sid, model)
 	if err != nil {
 		return k, false, 0, err
 	}
+	rev = sc.Rev // for a tier with derived = "redact", its subagents' too
 	raw, found, err := st.CountRecord(sid, name(tier))
 	if err != nil || !found {
 		return k, false, rev, err

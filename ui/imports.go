@@ -36,7 +36,7 @@ func waitImport(ch <-chan watch.Event) tea.Cmd {
 // session when the report's file changed sessions.
 func (m *Model) imported(ev watch.Event) tea.Cmd {
 	m.importStatus(ev)
-	if len(ev.Changed) == 0 {
+	if len(ev.Changed) == 0 && len(ev.Parents) == 0 {
 		return nil
 	}
 	// Counts go back to the first message that may have changed: an
@@ -46,9 +46,15 @@ func (m *Model) imported(ev watch.Event) tea.Cmd {
 			m.counter.rewind(sid, from)
 		}
 	}
+	// A subagent's session changed: what its parents withhold did too
+	// (for a tier with derived = "redact"), from their first message.
+	for _, sid := range ev.Parents {
+		m.counter.rewind(sid, 1)
+		m.c.ctxs.Forget(sid)
+	}
 	m.syncRedacted()
 	cmds := []tea.Cmd{m.loadSessions()}
-	if m.tr.sid != "" && slices.Contains(ev.Changed, m.tr.sid) {
+	if m.tr.sid != "" && (slices.Contains(ev.Changed, m.tr.sid) || slices.Contains(ev.Parents, m.tr.sid)) {
 		cmds = append(cmds, m.reloadOpen())
 	}
 	return tea.Batch(cmds...)

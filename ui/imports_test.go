@@ -384,3 +384,97 @@ func TestFirstWatchedSessionBringsItsModel(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// A subagent's transcript imported after its parent's changes what the
+// parent withholds: the open parent's sent side and counts take in what the
+// subagent read, without a restart. So does one imported in the same pass.
+func TestWatchedSubagentRedactsItsParent(t *testing.T) {
+	t.Run("later", func(t *testing.T) { watchedSubagent(t, false) })
+	t.Run("same pass", func(t *testing.T) { watchedSubagent(t, true) })
+}
+
+func watchedSubagent(t *testing.T, together bool) {
+	st := openStore(t, t.TempDir())
+	m, root, ch := openWatched(t, st, "demo/limited") // derived = "redact", /demo/.env denied
+	const value = "PURPLE-ELEPHANT-4242-ZEBRA"
+	answer := "The notes say:\nLAUNCH_CODE=" + value
+	n := 0
+	line := func(agent string, v map[string]any) []byte {
+		n++
+		v["uuid"], v["sessionId"], v["cwd"] = fmt.Sprintf("u%d", n), "s1", "/demo"
+		v["timestamp"] = fmt.Sprintf("2025-03-14T09:00:%02d.000Z", n)
+		if agent != "" {
+			v["isSidechain"], v["agentId"] = true, agent
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return append(b, '\n')
+	}
+	assistant := func(agent string, blocks ...any) []byte {
+		return line(agent, map[string]any{"type": "assistant", "message": map[string]any{"id": fmt.Sprintf("m%d", n), "role": "assistant", "model": "claude-sonnet-4-5", "content": blocks}})
+	}
+	result := func(agent, id string, content any) []byte {
+		return line(agent, map[string]any{"type": "user", "message": map[string]any{"role": "user",
+			"content": []any{map[string]any{"type": "tool_result", "tool_use_id": id, "content": content}}}})
+	}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	subagent := func() {
+		must(os.MkdirAll(filepath.Join(root, "s1", "subagents"), 0o755))
+		appendLines(t, filepath.Join(root, "s1", "subagents", "agent-a1.jsonl"), [][]byte{
+			line("a1", map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": "Read .env"}}),
+			assistant("a1", map[string]any{"type": "tool_use", "id": "toolu_s1", "name": "Read", "input": map[string]any{"file_path": "/demo/.env"}}),
+			result("a1", "toolu_s1", "     1→LAUNCH_CODE="+value+"\n"),
+			assistant("a1", map[string]any{"type": "text", "text": answer}),
+		})
+	}
+	appendLines(t, filepath.Join(root, "s1.jsonl"), [][]byte{
+		line("", map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": "What is in the notes?"}}),
+		assistant("", map[string]any{"type": "tool_use", "id": "toolu_1", "name": "Task", "input": map[string]any{"prompt": "Read .env"}}),
+		result("", "toolu_1", []any{map[string]any{"type": "text", "text": answer}}),
+		assistant("", map[string]any{"type": "text", "text": "The launch code is " + value + "."}),
+	})
+	if together {
+		subagent() // the parent first: scrim opens the first session it imports
+	}
+	pump(t, m, ch, func() bool { return m.tr.count == 4 && len(m.list.headers()) == map[bool]int{false: 1, true: 2}[together] })
+	drive(m, keyMsg("tab"))
+	sentOf := func(seq uint64) string {
+		t.Helper()
+		_, e := m.tr.entry(seq)
+		if e == nil || e.sent == nil {
+			t.Fatalf("#%d is not loaded with its sent side", seq)
+		}
+		b, _ := json.Marshal(e.sent.Parts)
+		return string(b)
+	}
+	parent := m.tr.sid
+	if !together {
+		if !strings.Contains(sentOf(4), value) {
+			t.Fatalf("before the subagent is imported nothing says the value is denied: %s", sentOf(4))
+		}
+		subagent()
+	}
+	counted := func() bool {
+		c := m.counter.get(countKey{parent, m.c.model})
+		return len(m.list.headers()) == 2 && c != nil && c.Upto == 4 && c.Derived > 0
+	}
+	if !together || !counted() {
+		pump(t, m, ch, counted)
+	}
+	if m.tr.sid != parent {
+		t.Fatalf("the open session changed to %s", m.tr.sid)
+	}
+	placeholder := `[Content from /demo/.env filtered — trust tier \"limited\" does not have read access]`
+	for _, seq := range []uint64{3, 4} {
+		if s := sentOf(seq); strings.Contains(s, value) || !strings.Contains(s, placeholder) {
+			t.Fatalf("#%d's sent side after the subagent's import: %s", seq, s)
+		}
+	}
+}

@@ -52,9 +52,10 @@ const (
 func streamRedacted(st *session.Store, pol *policy.Policy, h session.Header, model string, fn func(stored, sent []session.Message) error) (redact.Report, int, []session.DecodeError, error) {
 	s := redact.NewStream(model, pol)
 	var keep func() // keeps where the stream found the fingerprints, once it is done
+	var subs []string
 	if s.Gathers() {
 		var err error
-		if keep, err = gather(st, pol, h, model, s); err != nil {
+		if keep, subs, err = gather(st, pol, h, model, s); err != nil {
 			return redact.Report{}, 0, nil, err
 		}
 	}
@@ -114,7 +115,9 @@ func streamRedacted(st *session.Store, pol *policy.Policy, h session.Header, mod
 	if keep != nil && read > 0 && uint64(read+len(bad)) == h.Count {
 		keep()
 	}
-	return s.Report(), read, bad, nil
+	rep := s.Report()
+	rep.Subagents = subs
+	return rep, read, bad, nil
 }
 
 // findings are a batch's credentials, by message (redact.Context.Findings).
@@ -230,11 +233,15 @@ func readBatches(st *session.Store, h session.Header, look func(b []session.Mess
 // the stream then searches nothing. Otherwise, with a gathering that is
 // kept (now or before), the stream notes where it finds them, and keep,
 // called once every batch is redacted, keeps that.
-func gather(st *session.Store, pol *policy.Policy, h session.Header, model string, s *redact.Stream) (keep func(), err error) {
-	rev, err := st.Revision(h.ID)
+func gather(st *session.Store, pol *policy.Policy, h session.Header, model string, s *redact.Stream) (keep func(), subs []string, err error) {
+	sc, err := tally.ScopeOf(st, pol, h.ID, model)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	for _, sub := range sc.Subs {
+		subs = append(subs, sub.ID)
+	}
+	rev := sc.Rev
 	noting := func(name uint64) func() {
 		s.NoteMatches()
 		return func() { _ = tally.SaveMatches(st, pol, h.ID, model, rev, h.Count, name, s.Matched) }
@@ -242,9 +249,9 @@ func gather(st *session.Store, pol *policy.Policy, h session.Header, model strin
 	if kept, ok, err := tally.LoadGathered(st, pol, h.ID, model, rev, h.Count); err == nil && ok && s.Resume(kept) {
 		name := tally.GatheredName(kept)
 		if m, ok, err := tally.LoadMatches(st, pol, h.ID, model, rev, h.Count, name); err == nil && ok && s.ResumeMatches(m) {
-			return nil, nil
+			return nil, subs, nil
 		}
-		return noting(name), nil
+		return noting(name), subs, nil
 	}
 	// A reader per core, as the TUI reads them: one reader, a message at
 	// a time while the last batch was gathered from, took 8.96-10.39 s
@@ -257,14 +264,23 @@ func gather(st *session.Store, pol *policy.Policy, h session.Header, model strin
 			return nil
 		})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if err := s.Settle(tally.ReadAt(st, h.ID, rev)); err != nil {
-		return nil, err
+	if err := s.Settle(tally.ReadAt(st, h.ID, sc.Own)); err != nil {
+		return nil, nil, err
+	}
+	if len(sc.Subs) > 0 {
+		// What the session's subagents withhold: their answers in this
+		// session repeat what they read.
+		s.Beside()
+		prepare := func(b []session.Message) any { return s.Prepare(b) }
+		if err := sc.Beside(st, gatherPiece, prepare, func(p any) { s.GatherPrepared(p.(*redact.Prepared)) }); err != nil {
+			return nil, nil, err
+		}
 	}
 	if s.Stale() {
-		if err := st.SourcedPieces(h.ID, 1, h.Count, gatherPiece, func(b []session.Message, last bool) error { s.Recheck(b, last); return nil }); err != nil {
-			return nil, err
+		if err := sc.Recheck(st, h.ID, h.Count, gatherPiece, s.Recheck); err != nil {
+			return nil, nil, err
 		}
 	}
 	// The fingerprints, their gathering encoded and stored, and their
@@ -278,7 +294,7 @@ func gather(st *session.Store, pol *policy.Policy, h session.Header, model strin
 		keep = noting(name)
 	}
 	s.Ready()
-	return keep, nil
+	return keep, subs, nil
 }
 
 // gatherPiece is how many messages a gathering's reader reads at once.

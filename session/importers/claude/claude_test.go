@@ -95,6 +95,7 @@ func TestSessionFixture(t *testing.T) {
 	if !strings.Contains(msgs[12].Text(), "Two TODOs") {
 		t.Errorf("the Task result stays in the main session: %q", msgs[12].Text())
 	}
+	importtest.Linked(t, st, h.Title, side.Title)
 }
 
 // TestSubagentFiles: agent-*.jsonl beside a session and in
@@ -146,6 +147,8 @@ func TestSubagentFiles(t *testing.T) {
 			importtest.Compare(t, msgs, tc.want)
 		})
 	}
+	importtest.Linked(t, st, "Audit the payment code", "subagent: Review src/payment.go for secrets", "subagent: Warmup")
+	importtest.Linked(t, st, "subagent: Warmup")
 }
 
 // TestEditsAndOtherTools: results that quote a file (Edit, Write,

@@ -122,6 +122,7 @@ func TestDatabase(t *testing.T) {
 	if len(sub) != 2 {
 		t.Errorf("sub-agent session has %d messages", len(sub))
 	}
+	importtest.Linked(t, st, "Where is KEY read?", "subagent: find users of KEY")
 	again, err := importers.ImportSource(st, Source, db, nil)
 	if err != nil || !again.Unchanged {
 		t.Errorf("second import %v %v", again, err)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -170,4 +171,33 @@ func FuzzSource(f *testing.F, src importers.Source, name string) {
 			t.Fatalf("%d skipped of %d records", res.Skipped, res.Lines)
 		}
 	})
+}
+
+// Linked fails t unless the subagents of the session titled parent
+// (session.Store.Subagents) are exactly the sessions titled subs, in any
+// order, and each of them names parent among its parents.
+func Linked(t testing.TB, st *session.Store, parent string, subs ...string) {
+	t.Helper()
+	p, _ := Session(t, st, parent)
+	got, err := st.Subagents(p.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var titles []string
+	for _, h := range got {
+		titles = append(titles, h.Title)
+		up, err := st.Parents(h.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.ContainsFunc(up, func(u session.Header) bool { return u.ID == p.ID }) {
+			t.Errorf("parents of %q: %v, want %s among them", h.Title, up, p.ID)
+		}
+	}
+	slices.Sort(titles)
+	subs = slices.Clone(subs)
+	slices.Sort(subs)
+	if !slices.Equal(titles, subs) {
+		t.Errorf("subagents of %q: %q, want %q", parent, titles, subs)
+	}
 }

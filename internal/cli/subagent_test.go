@@ -1,0 +1,224 @@
+//go:build unix
+
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/scrim-dev/scrim/session"
+)
+
+// A subagent reads a denied file; its answer (the Task result) and the main
+// conversation's next message repeat what it read. The subagent's read is
+// in its own session, so the main session's fingerprints must come from it
+// too: with derived = "redact" neither repetition is sent, even when the
+// tier withholds the Task result as of unknown source, and the trusted
+// model is sent everything.
+
+const subagentPolicy = `
+default_tier = "limited"
+
+[tiers.trusted]
+label = "trusted"
+read  = ["/**"]
+
+[tiers.limited]
+label          = "limited"
+read           = ["/**"]
+deny           = ["**/secrets/**"]
+derived        = "redact"
+unknown_source = "%s"
+
+[[models]]
+match = "demo/trusted"
+tier  = "trusted"
+`
+
+const (
+	subagentNotes = "LAUNCH_CODE=PURPLE-ELEPHANT-4242-ZEBRA\nThe quarterly numbers are confidential and must never leak out\n"
+	subagentValue = "PURPLE-ELEPHANT-4242-ZEBRA"
+)
+
+// subagentLine is a line of the subagent's transcript: a sidechain line of
+// session s1 with its agentId, chained to the line before by parentUuid as
+// Claude Code writes them.
+func subagentLine(tr *transcript, cwd, agent string, v map[string]any) {
+	v["isSidechain"], v["agentId"] = true, agent
+	v["cwd"], v["sessionId"], v["uuid"] = cwd, "s1", fmt.Sprintf("%s-%d", agent, tr.n)
+	if tr.n > 0 {
+		v["parentUuid"] = fmt.Sprintf("%s-%d", agent, tr.n-1)
+	}
+	v["timestamp"] = time.Date(2025, 6, 1, 10, 0, 30+tr.n, 0, time.UTC).Format(time.RFC3339Nano)
+	tr.add(v)
+}
+
+// subagentTranscripts writes the main conversation and the subagent's, as
+// Claude Code 2.1 does (the subagent in <session>/subagents/agent-ID.jsonl)
+// or, inline, as Claude Code 1.x did (sidechain lines in the session's
+// file). It returns the files in the order given to import.
+func subagentTranscripts(t *testing.T, dir, ws string, inline bool) (main string, sub string) {
+	t.Helper()
+	notes := filepath.Join(ws, "secrets", "notes.env")
+	answer := "The notes say:\n" + strings.TrimSuffix(subagentNotes, "\n")
+
+	side := &transcript{}
+	agent := "a1b2"
+	subagentLine(side, ws, agent, map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": "Read secrets/notes.env and report"}})
+	subagentLine(side, ws, agent, map[string]any{"type": "assistant", "message": map[string]any{"id": "ms1", "role": "assistant", "model": "claude-haiku-4-5",
+		"content": []any{map[string]any{"type": "tool_use", "id": "toolu_s1", "name": "Read", "input": map[string]any{"file_path": notes}}}}})
+	subagentLine(side, ws, agent, map[string]any{"type": "user", "message": map[string]any{"role": "user",
+		"content": []any{map[string]any{"type": "tool_result", "tool_use_id": "toolu_s1", "content": numbered(subagentNotes, "→")}}},
+		"toolUseResult": map[string]any{"type": "text", "file": map[string]any{"filePath": notes, "content": subagentNotes}}})
+	subagentLine(side, ws, agent, map[string]any{"type": "assistant", "message": map[string]any{"id": "ms2", "role": "assistant", "model": "claude-haiku-4-5",
+		"content": []any{map[string]any{"type": "text", "text": answer}}}})
+
+	tr := &transcript{}
+	tr.claude(ws, map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": "What is in the notes?"}})
+	tr.claudeCall(ws, "toolu_1", "Task", map[string]any{"description": "Read notes", "prompt": "Read secrets/notes.env and report", "subagent_type": "Explore"})
+	if inline {
+		tr.b.WriteString(side.b.String())
+	}
+	tr.claudeResult(ws, "toolu_1", []any{map[string]any{"type": "text", "text": answer}, map[string]any{"type": "text", "text": "agentId: " + agent + " (for resuming)"}}, false,
+		map[string]any{"status": "completed", "agentId": agent, "content": []any{map[string]any{"type": "text", "text": answer}}})
+	tr.claude(ws, map[string]any{"type": "assistant", "message": map[string]any{"id": "m9", "role": "assistant", "model": "claude-sonnet-4-5",
+		"content": []any{map[string]any{"type": "text", "text": "The launch code is " + subagentValue + "."}}}})
+
+	main = tr.write(t, filepath.Join(dir, "s1.jsonl"))
+	if inline {
+		return main, ""
+	}
+	must(t, os.MkdirAll(filepath.Join(dir, "s1", "subagents"), 0o755))
+	return main, side.write(t, filepath.Join(dir, "s1", "subagents", "agent-"+agent+".jsonl"))
+}
+
+func TestSubagentReadsReachTheParent(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, unknown string
+		inline        bool
+	}{
+		{"subagent file, unknown source sent", "send", false},
+		{"subagent file, unknown source withheld", "withhold", false},
+		{"sidechain, unknown source sent", "send", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			isolate(t)
+			root, err := filepath.EvalSymlinks(t.TempDir())
+			must(t, err)
+			ws := filepath.Join(root, "ws")
+			must(t, os.MkdirAll(filepath.Join(ws, "secrets"), 0o755))
+			must(t, os.WriteFile(filepath.Join(ws, "secrets", "notes.env"), []byte(subagentNotes), 0o644))
+			pol := filepath.Join(root, "policy.toml")
+			must(t, os.WriteFile(pol, []byte(fmt.Sprintf(subagentPolicy, tc.unknown)), 0o644))
+			store := filepath.Join(root, "store")
+			dir := filepath.Join(root, "projects", "-ws")
+			must(t, os.MkdirAll(dir, 0o755))
+			mainFile, subFile := subagentTranscripts(t, dir, ws, tc.inline)
+
+			run := func(args ...string) string {
+				t.Helper()
+				out, stderr, code := scrim(t, "", append([]string{"--store", store, "--policy", pol}, args...)...)
+				if code != exitOK {
+					t.Fatalf("%q: exit %d: %s", args, code, stderr)
+				}
+				return out
+			}
+			// The main conversation first, as a watch may import it: its
+			// subagent is not known yet, and what it gathers and counts is
+			// kept.
+			run("import", "claude", mainFile)
+			id := sessionFrom(t, store, mainFile)
+			before := run("redact", id, "--model", "openai/limited", "--format", "json")
+			run("sessions", "--model", "openai/limited", "--format", "json")
+			if !tc.inline {
+				if !strings.Contains(before, subagentValue) {
+					t.Fatalf("before its subagent is imported, nothing of the main session is denied:\n%s", before)
+				}
+				run("import", "claude", subFile)
+			}
+
+			for _, pass := range []string{"first", "kept"} {
+				out := run("redact", id, "--model", "openai/limited", "--format", "json")
+				if strings.Contains(out, subagentValue) || strings.Contains(out, "quarterly numbers") {
+					t.Fatalf("%s preview sends what the subagent read:\n%s", pass, out)
+				}
+				var doc struct {
+					Messages []struct {
+						Parts []struct {
+							Text string `json:"text"`
+						} `json:"parts"`
+					} `json:"messages"`
+					Report struct {
+						Derived     int `json:"derived"`
+						DerivedFrom []struct {
+							Path  string `json:"path"`
+							Spans int    `json:"spans"`
+						} `json:"derivedFrom"`
+						Subagents []string `json:"subagents"`
+					} `json:"report"`
+				}
+				must(t, json.Unmarshal([]byte(out), &doc))
+				notes := filepath.Join(ws, "secrets", "notes.env")
+				want := 1 // the main conversation's last message
+				if tc.unknown == "send" {
+					want = 2 // and the Task result's two lines, one span
+				}
+				if doc.Report.Derived != want || len(doc.Report.DerivedFrom) != 1 || doc.Report.DerivedFrom[0].Path != notes {
+					t.Fatalf("%s preview's report: %+v, want %d spans derived from %s", pass, doc.Report, want, notes)
+				}
+				if len(doc.Report.Subagents) != 1 || doc.Report.Subagents[0] == id {
+					t.Fatalf("%s preview's report names subagents %q, want the one", pass, doc.Report.Subagents)
+				}
+				if text := run("redact", id, "--model", "openai/limited"); !strings.Contains(text, "\n    also from what its subagent's session withheld: "+doc.Report.Subagents[0]+"\n") {
+					t.Fatalf("the text report does not name the subagent:\n%s", text)
+				}
+				last := doc.Messages[len(doc.Messages)-1].Parts[0].Text
+				if wantText := "The launch code is [Content from " + notes + ` filtered — trust tier "limited" does not have read access].`; last != wantText {
+					t.Fatalf("%s preview's last message %q, want %q", pass, last, wantText)
+				}
+			}
+			// The count kept before the subagent came is not taken.
+			var list []struct {
+				ID     string `json:"id"`
+				Counts struct {
+					Derived int  `json:"derived"`
+					Kept    bool `json:"kept"`
+				} `json:"counts"`
+			}
+			must(t, json.Unmarshal([]byte(run("sessions", "--model", "openai/limited", "--format", "json")), &list))
+			for _, s := range list {
+				if s.ID == id && s.Counts.Derived == 0 {
+					t.Fatalf("the main session's count says nothing derived: %+v", s)
+				}
+			}
+			// Switching back to the trusted model restores everything.
+			if out := run("redact", id, "--model", "demo/trusted", "--format", "json"); !strings.Contains(out, subagentValue) {
+				t.Fatalf("the trusted model is not sent what was stored:\n%s", out)
+			}
+		})
+	}
+}
+
+// sessionFrom finds the session whose origin is exactly file's import (a
+// subagent's origin names its parent file too).
+func sessionFrom(t testing.TB, store, file string) string {
+	t.Helper()
+	st, err := session.Open(store)
+	must(t, err)
+	defer st.Close()
+	hs, _, err := st.List()
+	must(t, err)
+	for _, h := range hs {
+		if h.Origin == "imported from claude: "+file {
+			return h.ID
+		}
+	}
+	t.Fatalf("no session imported from %s in %+v", file, hs)
+	return ""
+}

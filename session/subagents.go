@@ -1,0 +1,219 @@
+package session
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// A subagent's conversation is a session of its own (the importers make
+// one per subagent transcript, sidechain or child session), but what it
+// reads reaches its parent: the parent's model is sent the subagent's
+// answer (a Task result), and repeats it. So a tier that redacts derived
+// content gathers what it withholds of a session's subagents too. The link
+// is the one the importers write into each subagent's Origin.
+
+// ParentOrigins returns the Origin of the session that the session of
+// origin o is a subagent of, as the importers (session/importers) write
+// them:
+//
+//	imported from claude: A (subagent of P)               → imported from claude: P
+//	imported from claude: F (sidechain)                   → imported from claude: F
+//	imported from crush: F (session C) (subagent of P)    → imported from crush: F (session P)
+//	imported from opencode: F (session C) (subagent of P) → imported from opencode: F (session P)
+//
+// It is nil for a session that is no one's subagent. A file name that holds
+// " (subagent of " makes the mark ambiguous: each reading is returned, so
+// that a session is linked to more subagents than it has, and more is
+// withheld, never less.
+func ParentOrigins(o string) []string {
+	const from, side, sub = "imported from ", " (sidechain)", " (subagent of "
+	if !strings.HasPrefix(o, from) {
+		return nil
+	}
+	if rest, ok := strings.CutSuffix(o, side); ok {
+		if strings.Contains(rest, ": ") {
+			return []string{rest}
+		}
+		return nil
+	}
+	if !strings.HasSuffix(o, ")") {
+		return nil
+	}
+	var out []string
+	for i := len(from); ; {
+		j := strings.Index(o[i:], sub)
+		if j < 0 {
+			return out
+		}
+		i += j
+		rest, p := o[:i], o[i+len(sub):len(o)-1]
+		i += len(sub)
+		if p == "" {
+			continue
+		}
+		if k := strings.LastIndex(rest, " (session "); k >= 0 && strings.HasSuffix(rest, ")") {
+			// A child session of a database: its parent is in the same one.
+			out = append(out, rest[:k]+" (session "+p+")")
+			continue
+		}
+		if agent, _, ok := strings.Cut(rest[len(from):], ": "); ok {
+			out = append(out, from+agent+": "+p)
+		}
+	}
+}
+
+// links is who is whose subagent, read from the sessions' headers when
+// first asked and again after sessions were made or deleted (an import, a
+// new session, a delete: changed is called once their transaction has
+// committed, so a reading made before it is never kept past it).
+type links struct {
+	gen atomic.Uint64
+
+	mu       sync.Mutex
+	at       uint64              // gen when read; 0: never
+	origin   map[string]string   // session ID → its Origin
+	children map[string][]string // Origin → the IDs of its subagents
+	bySelf   map[string][]string // each of selves(Origin) → the IDs of the sessions that have it
+}
+
+func (l *links) changed() { l.gen.Add(1) }
+
+// Subagents returns the sessions that are subagents of session id, and
+// theirs in turn, by ID: every conversation whose reads can reach id's
+// through an answer. A session with none (most, and every session made in
+// scrim) gives nil. The headers are as stored now.
+func (s *Store) Subagents(id string) ([]Header, error) {
+	h, err := s.Get(id)
+	if err != nil {
+		return nil, err
+	}
+	if !strings.HasPrefix(h.Origin, "imported from ") {
+		return nil, nil
+	}
+	var ids []string
+	err = s.linked(func(l *links) {
+		ids = l.walk(id, h.Origin, func(o string) []string {
+			var out []string
+			for _, self := range selves(o) {
+				out = append(out, l.children[self]...)
+			}
+			return out
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.headers(ids)
+}
+
+// Parents returns the sessions that session id is a subagent of, and
+// theirs in turn, by ID: the sessions whose derived redaction reads id's
+// (see Subagents). A subagent's import changes what they withhold.
+func (s *Store) Parents(id string) ([]Header, error) {
+	h, err := s.Get(id)
+	if err != nil {
+		return nil, err
+	}
+	if len(ParentOrigins(h.Origin)) == 0 {
+		return nil, nil
+	}
+	var ids []string
+	err = s.linked(func(l *links) {
+		ids = l.walk(id, h.Origin, func(o string) []string {
+			var out []string
+			for _, p := range ParentOrigins(o) {
+				out = append(out, l.bySelf[p]...)
+			}
+			return out
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.headers(ids)
+}
+
+// walk returns the sessions next leads to from session id, of origin o,
+// and from them in turn (by their origins), each once, id left out.
+func (l *links) walk(id, o string, next func(o string) []string) []string {
+	var out []string
+	seen := map[string]bool{id: true}
+	for queue := next(o); len(queue) > 0; queue = queue[1:] {
+		c := queue[0]
+		if seen[c] {
+			continue
+		}
+		seen[c] = true
+		out = append(out, c)
+		queue = append(queue, next(l.origin[c])...)
+	}
+	return out
+}
+
+// selves returns the origins a subagent of the session of origin o names
+// as its parent's: o, and o without its own subagent mark (a sidechain of a
+// subagent's transcript names the transcript; each reading of an ambiguous
+// mark, as ParentOrigins).
+func selves(o string) []string {
+	out := []string{o}
+	if !strings.HasSuffix(o, ")") {
+		return out
+	}
+	const sub = " (subagent of "
+	for i := 0; ; {
+		j := strings.Index(o[i:], sub)
+		if j < 0 {
+			return out
+		}
+		out = append(out, o[:i+j])
+		i += j + len(sub)
+	}
+}
+
+// linked runs fn on the store's links as they are now.
+func (s *Store) linked(fn func(l *links)) error {
+	l := &s.links
+	gen := l.gen.Load() + 1 // 1 onwards: 0 is "never read"
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.at != gen {
+		all, _, err := s.List()
+		if err != nil {
+			return err
+		}
+		l.origin, l.children, l.bySelf = map[string]string{}, map[string][]string{}, map[string][]string{}
+		for _, h := range all {
+			l.origin[h.ID] = h.Origin
+			for _, self := range selves(h.Origin) {
+				l.bySelf[self] = append(l.bySelf[self], h.ID)
+			}
+			for _, p := range ParentOrigins(h.Origin) {
+				l.children[p] = append(l.children[p], h.ID)
+			}
+		}
+		l.at = gen
+	}
+	fn(l)
+	return nil
+}
+
+// headers reads the headers of ids as stored now, sorted by ID; one gone
+// meanwhile is left out.
+func (s *Store) headers(ids []string) ([]Header, error) {
+	slices.Sort(ids)
+	var out []Header
+	for _, id := range ids {
+		h, err := s.Get(id)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, h)
+	}
+	return out, nil
+}

@@ -1,0 +1,131 @@
+package session
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+)
+
+// TestParentOrigins: each importer's subagent origin names its parent's; a
+// session that is no one's subagent names none; an ambiguous mark names
+// every reading. The importers' own tests
+// check the links on sessions they import (importtest.Linked).
+func TestParentOrigins(t *testing.T) {
+	for _, tc := range []struct{ origin, parent string }{
+		{"imported from claude: /p/a/s1/subagents/agent-x.jsonl (subagent of /p/a/s1.jsonl)", "imported from claude: /p/a/s1.jsonl"},
+		{"imported from claude: /p/a/agent-x.jsonl (subagent of /p/a/s1.jsonl)", "imported from claude: /p/a/s1.jsonl"},
+		{"imported from claude: /p/a/s1.jsonl (sidechain)", "imported from claude: /p/a/s1.jsonl"},
+		{"imported from crush: /p/.crush/crush.db (session c1) (subagent of p1)", "imported from crush: /p/.crush/crush.db (session p1)"},
+		{"imported from opencode: /d/opencode.db (session ses_2) (subagent of ses_1)", "imported from opencode: /d/opencode.db (session ses_1)"},
+		// A folder named like a mark: the last mark is the link.
+		{"imported from claude: /p/x (subagent of y)/agent-1.jsonl (subagent of /p/x (subagent of y)/s.jsonl)", "imported from claude: /p/x (subagent of y)/s.jsonl"},
+		{"imported from claude: /p/a/s1.jsonl", ""},
+		{"imported from crush: /p/.crush/crush.db (session p1)", ""},
+		{"imported from codex: /c/rollout.jsonl", ""},
+		{"", ""},
+		{"made in scrim (subagent of x)", ""},
+		{" (sidechain)", ""},
+		{"imported from claude: /p/a/agent-x.jsonl (subagent of )", ""},
+	} {
+		got := ParentOrigins(tc.origin)
+		if tc.parent == "" && got != nil || tc.parent != "" && !slices.Contains(got, tc.parent) {
+			t.Errorf("ParentOrigins(%q) = %q; want %q", tc.origin, got, tc.parent)
+		}
+	}
+}
+
+// TestSubagentsFollowTheStore: the links are read again once sessions are
+// made or deleted, so a subagent made after its parent was asked about is
+// found, and a deleted one is not; a subagent's subagent is one too.
+func TestSubagentsFollowTheStore(t *testing.T) {
+	s := openTest(t)
+	create := func(origin string) string {
+		t.Helper()
+		h, err := s.Create(Header{Title: origin, Origin: origin})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h.ID
+	}
+	subs := func(id string) []string {
+		t.Helper()
+		hs, err := s.Subagents(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, h := range hs {
+			ids = append(ids, h.ID)
+		}
+		slices.Sort(ids)
+		return ids
+	}
+	parent := create("imported from claude: /p/s.jsonl")
+	create("imported from claude: /p/t.jsonl")
+	if got := subs(parent); got != nil {
+		t.Fatalf("subagents before any: %q", got)
+	}
+	a := create("imported from claude: /p/s/subagents/agent-a.jsonl (subagent of /p/s.jsonl)")
+	if got := subs(parent); !slices.Equal(got, []string{a}) {
+		t.Fatalf("subagents %q, want %q", got, a)
+	}
+	side := create("imported from claude: /p/s/subagents/agent-a.jsonl (sidechain)")
+	want := []string{a, side}
+	slices.Sort(want)
+	if got := subs(parent); !slices.Equal(got, want) {
+		t.Fatalf("subagents %q, want %q (a subagent's sidechain is the parent's too)", got, want)
+	}
+	if up, err := s.Parents(side); err != nil || len(up) != 2 {
+		t.Fatalf("parents of the sidechain: %v %v, want its subagent and the main session", up, err)
+	}
+	if err := s.Delete(side); err != nil {
+		t.Fatal(err)
+	}
+	if got := subs(parent); !slices.Equal(got, []string{a}) {
+		t.Fatalf("subagents after a delete %q, want %q", got, a)
+	}
+	if got := subs(create("made in scrim")); got != nil {
+		t.Fatalf("a session made in scrim has subagents %q", got)
+	}
+}
+
+// BenchmarkSubagents: a session's subagents in a store of 5,000 imported
+// sessions (a large ~/.claude: a fifth of them subagents), read afresh
+// (cold: after a session was made) and from the links read before (warm).
+func BenchmarkSubagents(b *testing.B) {
+	s, err := Open(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	var parent string
+	for i := range 4000 {
+		h, err := s.Create(Header{Origin: fmt.Sprintf("imported from claude: /home/me/.claude/projects/-home-me-p%d/%d.jsonl", i%40, i)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if i == 0 {
+			parent = h.ID
+		}
+	}
+	for i := range 1000 {
+		o := fmt.Sprintf("imported from claude: /home/me/.claude/projects/-home-me-p%d/%d/subagents/agent-%d.jsonl (subagent of /home/me/.claude/projects/-home-me-p%d/%d.jsonl)", (i*4)%40, i*4, i, (i*4)%40, i*4)
+		if _, err := s.Create(Header{Origin: o}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, warm := range []bool{false, true} {
+		name := map[bool]string{false: "cold", true: "warm"}[warm]
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				if !warm {
+					s.links.changed()
+				}
+				subs, err := s.Subagents(parent)
+				if err != nil || len(subs) != 1 {
+					b.Fatalf("%d subagents, %v", len(subs), err)
+				}
+			}
+		})
+	}
+}

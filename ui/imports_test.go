@@ -443,7 +443,9 @@ func watchedSubagent(t *testing.T, together bool) {
 	if together {
 		subagent() // the parent first: scrim opens the first session it imports
 	}
-	pump(t, m, ch, func() bool { return m.tr.count == 4 && len(m.list.headers()) == map[bool]int{false: 1, true: 2}[together] })
+	pump(t, m, ch, func() bool {
+		return m.tr.count == 4 && len(m.list.headers()) == map[bool]int{false: 1, true: 2}[together]
+	})
 	drive(m, keyMsg("tab"))
 	sentOf := func(seq uint64) string {
 		t.Helper()

@@ -10,7 +10,9 @@
 // Read (and the file-editing tools, whose results quote the file) to the file
 // it names; Grep in content mode per file, each file's lines a part of their
 // own; Grep listing files or counts to the set of files as a whole; Glob, Bash,
-// WebFetch, Task and anything unknown stay of unknown source.
+// WebFetch, Task and anything unknown stay of unknown source. Files Claude
+// Code adds to a request itself (an @-mention, a file changed outside it:
+// attachment lines) become user messages attributed to the file.
 //
 // Subagents become sessions of their own: an agent-*.jsonl file (beside the
 // session or in <session>/subagents/) is imported like any transcript, and

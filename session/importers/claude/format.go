@@ -34,6 +34,8 @@ type line struct {
 	// ToolUseResult is an object, or a string for errors (then empty, as
 	// encoding/json leaves it: it allocates before it finds the type error).
 	ToolUseResult *toolUseResult `json:"toolUseResult"`
+	// Attachment is an attachment line's (Claude Code 2.1: attachments.go).
+	Attachment *attachment `json:"attachment"`
 }
 
 // decodeLine decodes a line as unmarshalLine does, faster.

@@ -81,7 +81,9 @@ func (p *parser) Line(raw []byte) bool {
 			p.st.AITitle = t
 		}
 		return true
-	case "file-history-snapshot", "progress", "queue-operation", "attachment", "tag", "last-prompt",
+	case "attachment":
+		return p.attachment(&l)
+	case "file-history-snapshot", "progress", "queue-operation", "tag", "last-prompt",
 		"permission-mode", "agent-name", "cost-state", "mode", "worktree-state", "pr-link", "agent-setting":
 		return true // bookkeeping of Claude Code's own, never sent to a model
 	}

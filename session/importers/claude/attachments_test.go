@@ -1,0 +1,88 @@
+package claude
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/scrim-dev/scrim/session/importers"
+	"github.com/scrim-dev/scrim/session/importers/importtest"
+)
+
+// TestAttachments: Claude Code 2.1's attachment lines that hold a file's
+// content (an @-mention, a file changed outside it) become user messages
+// attributed to the file, by its canonical path (here through a symbolic
+// link); the other kinds stay out, and none is counted as skipped.
+func TestAttachments(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := filepath.Join(root, "ws")
+	if err := os.MkdirAll(filepath.Join(ws, "secrets"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(ws, "secrets"), filepath.Join(ws, "linked")); err != nil {
+		t.Fatal(err)
+	}
+	env := filepath.Join(ws, "secrets", "notes.env")
+	if err := os.WriteFile(env, []byte("LAUNCH_CODE=PURPLE-ELEPHANT-4242-ZEBRA\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	main := filepath.Join(ws, "main.go")
+	n := 0
+	line := func(v map[string]any) string {
+		n++
+		v["cwd"], v["sessionId"], v["uuid"], v["timestamp"] = ws, "s", "u"+string(rune('a'+n)), "2026-06-30T03:00:00.000Z"
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b) + "\n"
+	}
+	att := func(a map[string]any) string { return line(map[string]any{"type": "attachment", "attachment": a}) }
+	text := func(path, content string) map[string]any {
+		return map[string]any{"type": "text", "file": map[string]any{"filePath": path, "content": content, "numLines": 1, "startLine": 1, "totalLines": 1}}
+	}
+	lines := line(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": "What is in @linked/notes.env?"}}) +
+		att(map[string]any{"type": "file", "filename": filepath.Join(ws, "linked", "notes.env"), "displayPath": "linked/notes.env", "content": text(filepath.Join(ws, "linked", "notes.env"), "LAUNCH_CODE=PURPLE-ELEPHANT-4242-ZEBRA\n")}) +
+		att(map[string]any{"type": "edited_text_file", "filename": main, "snippet": "12\tfunc main() { run() }"}) +
+		att(map[string]any{"type": "directory", "path": ws, "displayPath": "ws/", "content": "main.go\nsecrets/"}) +
+		att(map[string]any{"type": "file", "filename": filepath.Join(ws, "logo.png"), "content": map[string]any{"type": "image", "file": map[string]any{"base64": "iVBORw0K"}}}) +
+		att(map[string]any{"type": "hook_success", "hookEvent": "SessionStart", "content": "hook said hi"}) +
+		att(map[string]any{"type": "compact_file_reference", "filename": main}) +
+		att(map[string]any{"type": "file", "displayPath": "gone.txt", "content": text("", "text of a file without a path")}) +
+		line(map[string]any{"type": "assistant", "message": map[string]any{"id": "m1", "role": "assistant", "model": "claude-sonnet-4-5",
+			"content": []any{map[string]any{"type": "text", "text": "It holds the launch code."}}}})
+	file := filepath.Join(root, "s.jsonl")
+	if err := os.WriteFile(file, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st := importtest.Store(t)
+	res, err := importers.Import(st, Agent, file, New)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Skipped != 0 || res.Messages != 5 {
+		t.Fatalf("%s: want 5 messages, none skipped", res)
+	}
+	_, msgs := importtest.Session(t, st, "What is in @linked/notes.env?")
+	sonnet := "model=anthropic/claude-sonnet-4-5"
+	importtest.Compare(t, msgs, []string{
+		"user parts=[text] paths=nil",
+		"user parts=[text from:" + env + "] paths=[" + env + "]",
+		"user parts=[text from:" + main + "] paths=[" + main + "]",
+		"user parts=[text text] paths=nil unknown=a file Claude Code attached whose path cannot be resolved",
+		"assistant " + sonnet + " parts=[text] paths=nil",
+	})
+	for i, want := range []string{
+		"Claude Code attached linked/notes.env:\nLAUNCH_CODE=PURPLE-ELEPHANT-4242-ZEBRA",
+		"Claude Code noted that " + main + " was changed (outside it); the changed lines:\n12\tfunc main() { run() }",
+	} {
+		if got := msgs[i+1].Text(); !strings.Contains(got, want[:strings.Index(want, "\n")]) || !strings.HasSuffix(got, want[strings.Index(want, "\n")+1:]) {
+			t.Errorf("message %d text %q, want %q", i+2, got, want)
+		}
+	}
+}

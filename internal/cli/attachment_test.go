@@ -38,7 +38,7 @@ func TestMentionedFileIsWithheld(t *testing.T) {
 	if _, stderr, code := scrim(t, "", "--store", store, "--policy", pol, "import", "claude", file); code != exitOK {
 		t.Fatalf("import: exit %d: %s", code, stderr)
 	}
-	id := sessionFrom(t, store, file)
+	id := importedSession(t, store, file)
 	out, stderr, code := scrim(t, "", "--store", store, "--policy", pol, "redact", id, "--model", "openai/limited")
 	if code != exitOK {
 		t.Fatalf("redact: exit %d: %s", code, stderr)

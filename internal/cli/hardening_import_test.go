@@ -98,7 +98,8 @@ func TestAdversarialImport(t *testing.T) {
 	}
 }
 
-// importedSession finds the session made from file.
+// importedSession finds the session made from file: the file's own
+// conversation where it has subagents (whose origins name it too).
 func importedSession(t testing.TB, store, file string) string {
 	t.Helper()
 	st, err := session.Open(store)
@@ -106,10 +107,17 @@ func importedSession(t testing.TB, store, file string) string {
 	defer st.Close()
 	hs, _, err := st.List()
 	must(t, err)
+	found := ""
 	for _, h := range hs {
-		if strings.Contains(h.Origin, file) {
+		if strings.HasSuffix(h.Origin, ": "+file) {
 			return h.ID
 		}
+		if found == "" && strings.Contains(h.Origin, file) {
+			found = h.ID
+		}
+	}
+	if found != "" {
+		return found
 	}
 	t.Fatalf("no session imported from %s in %+v", file, hs)
 	return ""

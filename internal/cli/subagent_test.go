@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/scrim-dev/scrim/session"
 )
 
 // A subagent reads a denied file; its answer (the Task result) and the main
@@ -133,7 +131,7 @@ func TestSubagentReadsReachTheParent(t *testing.T) {
 			// subagent is not known yet, and what it gathers and counts is
 			// kept.
 			run("import", "claude", mainFile)
-			id := sessionFrom(t, store, mainFile)
+			id := importedSession(t, store, mainFile)
 			before := run("redact", id, "--model", "openai/limited", "--format", "json")
 			run("sessions", "--model", "openai/limited", "--format", "json")
 			if !tc.inline {
@@ -203,22 +201,4 @@ func TestSubagentReadsReachTheParent(t *testing.T) {
 			}
 		})
 	}
-}
-
-// sessionFrom finds the session whose origin is exactly file's import (a
-// subagent's origin names its parent file too).
-func sessionFrom(t testing.TB, store, file string) string {
-	t.Helper()
-	st, err := session.Open(store)
-	must(t, err)
-	defer st.Close()
-	hs, _, err := st.List()
-	must(t, err)
-	for _, h := range hs {
-		if h.Origin == "imported from claude: "+file {
-			return h.ID
-		}
-	}
-	t.Fatalf("no session imported from %s in %+v", file, hs)
-	return ""
 }

@@ -153,12 +153,42 @@ func (l *links) walk(id, o string, next func(o string) []string) []string {
 	return out
 }
 
+// codexThread is the thread of a Codex rollout imported whole (origin
+// "imported from codex: …/rollout-<time>-<thread>.jsonl"), which its
+// subagents' rollouts name: "imported from codex: F (subagent of thread
+// <thread>)".
+func codexThread(o string) string {
+	f, ok := strings.CutPrefix(o, "imported from codex: ")
+	if !ok {
+		return ""
+	}
+	f, ok = strings.CutSuffix(f, ".jsonl")
+	if !ok || len(f) < 36 {
+		return ""
+	}
+	id := f[len(f)-36:]
+	for i, c := range id {
+		switch {
+		case i == 8 || i == 13 || i == 18 || i == 23:
+			if c != '-' {
+				return ""
+			}
+		case !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'):
+			return ""
+		}
+	}
+	return id
+}
+
 // selves returns the origins a subagent of the session of origin o names
 // as its parent's: o, and o without its own subagent mark (a sidechain of a
 // subagent's transcript names the transcript; each reading of an ambiguous
 // mark, as ParentOrigins).
 func selves(o string) []string {
 	out := []string{o}
+	if t := codexThread(o); t != "" {
+		out = append(out, "imported from codex: thread "+t)
+	}
 	if !strings.HasSuffix(o, ")") {
 		return out
 	}

@@ -19,6 +19,7 @@ func TestParentOrigins(t *testing.T) {
 		{"imported from opencode: /d/opencode.db (session ses_2) (subagent of ses_1)", "imported from opencode: /d/opencode.db (session ses_1)"},
 		// A folder named like a mark: the last mark is the link.
 		{"imported from claude: /p/x (subagent of y)/agent-1.jsonl (subagent of /p/x (subagent of y)/s.jsonl)", "imported from claude: /p/x (subagent of y)/s.jsonl"},
+		{"imported from codex: /c/2025/09/01/rollout-2025-09-01T10-00-05-0199a1b2-ffff-7e5f-8a9b-0c1d2e3f4a5b.jsonl (subagent of thread 0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b)", "imported from codex: thread 0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"},
 		{"imported from claude: /p/a/s1.jsonl", ""},
 		{"imported from crush: /p/.crush/crush.db (session p1)", ""},
 		{"imported from codex: /c/rollout.jsonl", ""},
@@ -83,6 +84,17 @@ func TestSubagentsFollowTheStore(t *testing.T) {
 	}
 	if got := subs(parent); !slices.Equal(got, []string{a}) {
 		t.Fatalf("subagents after a delete %q, want %q", got, a)
+	}
+	// A Codex rollout is named after its thread, which its agents'
+	// rollouts name.
+	codex := create("imported from codex: /c/2025/09/01/rollout-2025-09-01T10-00-00-0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b.jsonl")
+	agent := create("imported from codex: /c/2025/09/01/rollout-2025-09-01T10-00-05-0199a1b2-ffff-7e5f-8a9b-0c1d2e3f4a5b.jsonl (subagent of thread 0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b)")
+	create("imported from codex: /c/2025/09/01/rollout-2025-09-01T10-00-09-not-a-thread.jsonl")
+	if got := subs(codex); !slices.Equal(got, []string{agent}) {
+		t.Fatalf("the Codex rollout's subagents %q, want %q", got, agent)
+	}
+	if up, err := s.Parents(agent); err != nil || len(up) != 1 || up[0].ID != codex {
+		t.Fatalf("the Codex agent's parents %v %v, want %s", up, err, codex)
 	}
 	if got := subs(create("made in scrim")); got != nil {
 		t.Fatalf("a session made in scrim has subagents %q", got)

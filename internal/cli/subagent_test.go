@@ -202,3 +202,76 @@ func TestSubagentReadsReachTheParent(t *testing.T) {
 		})
 	}
 }
+
+// Codex's multi-agent tools: the parent spawns an agent and waits for its
+// answer; the agent's rollout (forked: it first repeats its parent's
+// session_meta) reads the denied file with a shell command. The parent's
+// wait result and its last message are not sent to the limited tier.
+func TestCodexSubagentReadsReachTheParent(t *testing.T) {
+	t.Parallel()
+	isolate(t)
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	must(t, err)
+	ws := filepath.Join(root, "ws")
+	must(t, os.MkdirAll(filepath.Join(ws, "secrets"), 0o755))
+	must(t, os.WriteFile(filepath.Join(ws, "secrets", "notes.env"), []byte(subagentNotes), 0o644))
+	pol := filepath.Join(root, "policy.toml")
+	must(t, os.WriteFile(pol, []byte(fmt.Sprintf(subagentPolicy, "send")), 0o644))
+	store := filepath.Join(root, "store")
+	day := filepath.Join(root, "sessions", "2025", "09", "01")
+	must(t, os.MkdirAll(day, 0o755))
+	const parentID, childID = "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b", "0199a1b2-ffff-7e5f-8a9b-0c1d2e3f4a5b"
+	answer := "The notes say:\n" + strings.TrimSuffix(subagentNotes, "\n")
+
+	parent := &transcript{}
+	parent.codex("session_meta", map[string]any{"id": parentID, "cwd": ws, "originator": "codex_cli_rs", "cli_version": "0.150.0", "model_provider": "openai", "source": "cli"})
+	parent.codex("turn_context", map[string]any{"cwd": ws, "model": "gpt-5-codex"})
+	parent.codex("response_item", map[string]any{"type": "message", "role": "user", "content": []any{map[string]any{"type": "input_text", "text": "What is in the notes?"}}})
+	parent.codexCall("call_1", "spawn_agent", map[string]any{"message": "Read secrets/notes.env and report", "agent_type": "explorer"})
+	parent.codexOutput("call_1", `{"agent_id":"`+childID+`","nickname":"Hypatia"}`)
+	parent.codexCall("call_2", "wait", map[string]any{"ids": []string{childID}, "timeout_ms": 30000})
+	parent.codexOutput("call_2", `{"status":{"`+childID+`":{"completed":"`+strings.ReplaceAll(answer, "\n", `\n`)+`"}},"timed_out":false}`)
+	parent.codex("response_item", map[string]any{"type": "message", "role": "assistant", "content": []any{map[string]any{"type": "output_text", "text": "The launch code is " + subagentValue + "."}}})
+	parentFile := parent.write(t, filepath.Join(day, "rollout-2025-09-01T10-00-00-"+parentID+".jsonl"))
+
+	child := &transcript{}
+	child.codex("session_meta", map[string]any{"id": childID, "forked_from_id": parentID, "cwd": ws, "model_provider": "openai", "agent_nickname": "Hypatia", "agent_role": "explorer",
+		"source": map[string]any{"subagent": map[string]any{"thread_spawn": map[string]any{"parent_thread_id": parentID, "depth": 1}}}})
+	child.codex("session_meta", map[string]any{"id": parentID, "cwd": ws, "model_provider": "openai", "source": "cli"})
+	child.codex("response_item", map[string]any{"type": "message", "role": "user", "content": []any{map[string]any{"type": "input_text", "text": "What is in the notes?"}}})
+	child.codex("turn_context", map[string]any{"cwd": ws, "model": "gpt-5-codex-mini"})
+	child.codex("response_item", map[string]any{"type": "message", "role": "user", "content": []any{map[string]any{"type": "input_text", "text": "Read secrets/notes.env and report"}}})
+	child.codexExec("call_c1", ws, "cat secrets/notes.env", subagentNotes)
+	child.codex("response_item", map[string]any{"type": "message", "role": "assistant", "content": []any{map[string]any{"type": "output_text", "text": answer}}})
+	child.write(t, filepath.Join(day, "rollout-2025-09-01T10-00-05-"+childID+".jsonl"))
+
+	run := func(args ...string) string {
+		t.Helper()
+		out, stderr, code := scrim(t, "", append([]string{"--store", store, "--policy", pol}, args...)...)
+		if code != exitOK {
+			t.Fatalf("%q: exit %d: %s", args, code, stderr)
+		}
+		return out
+	}
+	run("import", "codex", filepath.Join(root, "sessions"))
+	if list := run("sessions"); !strings.Contains(list, "subagent: Read secrets/notes.env and report") {
+		t.Fatalf("the agent's rollout is not titled as a subagent:\n%s", list)
+	}
+	id := importedSession(t, store, parentFile)
+	out := run("redact", id, "--model", "openai/limited")
+	if strings.Contains(out, subagentValue) || strings.Contains(out, "quarterly") {
+		t.Fatalf("the parent sends what its agent read:\n%s", out)
+	}
+	if strings.Contains(out, "#3     unknown source") {
+		t.Errorf("spawn_agent's result (the agent's ID) is taken for an answer:\n%s", out)
+	}
+	for _, want := range []string{
+		"#5 tool wait (openai/gpt-5-codex)\n  · unknown source, sent unchecked: a subagent's answer, which may repeat what it read\n",
+		"derived from " + filepath.Join(ws, "secrets", "notes.env") + "  — 3 spans",
+		"also from what its subagent's session withheld: ",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the parent's preview lacks %q:\n%s", want, out)
+		}
+	}
+}

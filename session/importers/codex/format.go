@@ -28,6 +28,9 @@ type payload struct {
 	Cwd           string `json:"cwd"`
 	ModelProvider string `json:"model_provider"`
 	Model         string `json:"model"`
+	// Source is session_meta's: a string ("cli", "exec"), or for a
+	// subagent's rollout an object (parentThread).
+	Source json.RawMessage `json:"source"`
 	// response items
 	Role      string          `json:"role"`
 	Content   []contentItem   `json:"content"`
@@ -154,4 +157,25 @@ func readPath(pc parsedCmd) string {
 		}
 	}
 	return pc.Name
+}
+
+// parentThread returns the thread a subagent's rollout names as its parent:
+// Codex's multi-agent tools (spawn_agent) start one with
+// {"subagent": {"thread_spawn": {"parent_thread_id": ID, "depth": 1, …}}}
+// as its session_meta's source. Other sources give "".
+func parentThread(source json.RawMessage) string {
+	var s map[string]struct {
+		ThreadSpawn *struct {
+			ParentThreadID string `json:"parent_thread_id"`
+		} `json:"thread_spawn"`
+	}
+	if len(source) == 0 || source[0] != '{' || json.Unmarshal(source, &s) != nil {
+		return ""
+	}
+	for _, k := range []string{"subagent", "sub_agent"} {
+		if a, ok := s[k]; ok && a.ThreadSpawn != nil {
+			return a.ThreadSpawn.ParentThreadID
+		}
+	}
+	return ""
 }

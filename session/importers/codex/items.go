@@ -139,6 +139,10 @@ func (p *parser) noteCommand(c *call, a *shellArgs) {
 			c.Unknown = "the output of a running command whose start is not in the transcript"
 		}
 	case "wait":
+		if len(a.CellID) == 0 {
+			c.Unknown = subagentAnswer // the multi-agent tools' wait: {ids, timeout_ms}
+			break
+		}
 		if r := p.st.Cells[strings.Trim(string(a.CellID), `"`)]; r != nil {
 			c.Script, c.Unknown = r.Script, r.Unknown
 		} else {

@@ -27,12 +27,21 @@ type parser struct {
 
 // state is what the parser keeps between imports of a growing file.
 type state struct {
-	Cwd      string           `json:"cwd,omitempty"`
-	Provider string           `json:"provider,omitempty"`
-	Model    string           `json:"model,omitempty"`
-	Title    string           `json:"title,omitempty"`
-	Titled   string           `json:"titled,omitempty"`
-	Calls    map[string]*call `json:"calls,omitempty"` // open calls by call_id
+	Cwd      string `json:"cwd,omitempty"`
+	Provider string `json:"provider,omitempty"`
+	Model    string `json:"model,omitempty"`
+	Title    string `json:"title,omitempty"`
+	// Meta: the rollout's own session_meta was read. A forked subagent's
+	// rollout then repeats its parent's, and the parent's history.
+	Meta bool `json:"meta,omitempty"`
+	// Parent is the thread a subagent's rollout was spawned by.
+	Parent string `json:"parent,omitempty"`
+	// Inherited: a forked subagent's rollout is in the history it repeats
+	// from its parent, until its own first turn_context. Its title is its
+	// own first prompt, after that.
+	Inherited bool             `json:"inherited,omitempty"`
+	Titled    string           `json:"titled,omitempty"`
+	Calls     map[string]*call `json:"calls,omitempty"` // open calls by call_id
 	// Execs are commands still running, by the session ID exec_command
 	// printed: write_stdin prints more of their output.
 	Execs map[string]*call `json:"execs,omitempty"`
@@ -117,6 +126,9 @@ func (p *parser) Line(raw []byte) bool {
 		p.meta(pl)
 		return true
 	case "turn_context":
+		if p.st.Inherited {
+			p.st.Inherited, p.st.Title = false, ""
+		}
 		p.setCwd(pl.Cwd)
 		if pl.Model != "" {
 			p.st.Model = pl.Model
@@ -146,6 +158,12 @@ func (p *parser) Line(raw []byte) bool {
 }
 
 func (p *parser) meta(m *payload) {
+	if !p.st.Meta {
+		p.st.Meta = true
+		p.st.Parent = parentThread(m.Source)
+	} else if p.st.Parent != "" {
+		p.st.Inherited = true // the parent's session_meta: its history follows
+	}
 	p.setCwd(m.Cwd)
 	if m.ModelProvider != "" {
 		p.st.Provider = m.ModelProvider
@@ -177,7 +195,13 @@ func (p *parser) add(m *session.Message) {
 
 func (p *parser) open() {
 	if !p.opened {
-		p.sink.Open("", session.Header{Origin: "imported from codex: " + p.file, WorkDir: p.st.Cwd})
+		origin := "imported from codex: " + p.file
+		if p.st.Parent != "" {
+			// session.ParentOrigins links it to the rollout named after
+			// that thread.
+			origin += " (subagent of thread " + p.st.Parent + ")"
+		}
+		p.sink.Open("", session.Header{Origin: origin, WorkDir: p.st.Cwd})
 		p.opened = true
 	}
 }
@@ -217,6 +241,9 @@ func (p *parser) Finish() {
 	if p.st.Title != "" && p.st.Title != p.st.Titled && p.sink.Known("") {
 		p.st.Titled = p.st.Title
 		title, wd := p.st.Title, p.st.Cwd
+		if p.st.Parent != "" {
+			title = "subagent: " + title
+		}
 		p.sink.EditHeader("", func(h *session.Header) {
 			h.Title = title
 			if h.WorkDir == "" {

@@ -33,6 +33,12 @@ func (p *parser) attribute(m *session.Message, c *call, text string) {
 	case c.Name == "apply_patch", c.Name == "update_plan", c.Name == "list_dir", c.Name == "view_image":
 		whole() // what changed, a plan, names: no file's content
 		m.Meta.NoFiles = true
+	case c.Name == "spawn_agent", c.Name == "send_input":
+		whole() // the agent's ID, the message's: no file's content
+		m.Meta.NoFiles = true
+	case c.Name == "resume_agent", c.Name == "close_agent":
+		whole() // the agent's status, which may be its last answer
+		m.Meta.UnknownSource = subagentAnswer
 	case c.Name == "web_search":
 		whole()
 		m.Meta.UnknownSource = "web search results"
@@ -44,6 +50,11 @@ func (p *parser) attribute(m *session.Message, c *call, text string) {
 		m.Meta.UnknownSource = "the tool " + c.Name + " is not known to scrim"
 	}
 }
+
+// subagentAnswer is why the multi-agent tools' results are of unknown
+// source: a subagent's rollout is a session of its own, and what it read is
+// there (a tier with derived = "redact" gathers it: session.Store.Subagents).
+const subagentAnswer = "a subagent's answer, which may repeat what it read"
 
 func (p *parser) dir(workdir string) string {
 	if workdir != "" {

@@ -304,7 +304,7 @@ func (s *Store) restore(h Header, msgs []*Message) error {
 	if err := wb.Flush(); err != nil {
 		return err
 	}
-	defer s.links.changed()
+	defer s.links.changed(h.ID)
 	return s.db.Update(func(txn *badger.Txn) error { return putHeader(txn, h, time.Time{}) })
 }
 

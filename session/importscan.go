@@ -154,7 +154,7 @@ func (b *Bulk) keepScanned() {
 // end finishes an import that committed, or did not: what it scanned is
 // kept, or dropped.
 func (b *Bulk) end(committed bool) {
-	b.s.links.changed() // its sessions may be new, or gone
+	b.s.links.changed(append(slices.Clone(b.order), b.replaced...)...) // new sessions, and the ones it replaced
 	b.finish()
 	if committed {
 		b.keepScanned()

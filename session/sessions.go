@@ -73,7 +73,7 @@ func (s *Store) Create(h Header) (Header, error) {
 		}
 		return putHeader(txn, h, time.Time{})
 	})
-	s.links.changed()
+	s.links.changed(h.ID)
 	return h, err
 }
 
@@ -249,7 +249,7 @@ func (s *Store) List() ([]Header, []DecodeError, error) {
 // finished at the next Open.
 func (s *Store) Delete(id string) error {
 	defer s.sessions.lock(id)()
-	defer s.links.changed()
+	defer s.links.changed(id)
 	err := s.db.Update(func(txn *badger.Txn) error {
 		if _, err := txn.Get(headerKey(id)); err != nil {
 			if errors.Is(err, badger.ErrKeyNotFound) {

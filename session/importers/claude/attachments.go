@@ -2,6 +2,7 @@ package claude
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 
 	"github.com/scrim-dev/scrim/session"
@@ -14,9 +15,11 @@ import (
 //	{"type":"file","filename":"/abs/x.go","displayPath":"x.go",
 //	 "content":{"type":"text","file":{"filePath":"/abs/x.go","content":"…","numLines":…}}}
 //	{"type":"edited_text_file","filename":"/abs/x.go","snippet":"12\t…"}
+//	{"type":"selected_lines_in_ide","filename":"/abs/x.go","lineStart":3,"lineEnd":9,"content":"…"}
 //
 // the first an @-mentioned file (or one restored after a compaction), the
-// second the lines of a file changed outside Claude Code. The others (a
+// second the lines of a file changed outside Claude Code, the third the
+// lines the user has selected in the editor Claude Code is connected to. The others (a
 // folder's listing, a hook's output, references without content, Claude
 // Code's own lists) are left out, as before.
 type attachment struct {
@@ -25,6 +28,8 @@ type attachment struct {
 	DisplayPath string          `json:"displayPath"`
 	Snippet     string          `json:"snippet"`
 	Content     json.RawMessage `json:"content"`
+	LineStart   int             `json:"lineStart"`
+	LineEnd     int             `json:"lineEnd"`
 }
 
 // text returns the file content a attaches, and whether it attaches any.
@@ -32,6 +37,10 @@ func (a *attachment) text() (string, bool) {
 	switch a.Type {
 	case "edited_text_file":
 		return a.Snippet, a.Snippet != ""
+	case "selected_lines_in_ide":
+		var s string
+		_ = json.Unmarshal(a.Content, &s)
+		return s, s != ""
 	case "file":
 		var s string
 		if json.Unmarshal(a.Content, &s) == nil {
@@ -74,8 +83,11 @@ func (p *parser) attachment(l *line) bool {
 		name = a.Filename
 	}
 	head := "Claude Code attached " + name + ":"
-	if a.Type == "edited_text_file" {
+	switch a.Type {
+	case "edited_text_file":
 		head = "Claude Code noted that " + name + " was changed (outside it); the changed lines:"
+	case "selected_lines_in_ide":
+		head = fmt.Sprintf("The user selected lines %d to %d of %s in the editor:", a.LineStart, a.LineEnd, name)
 	}
 	key := p.sessionKey(l)
 	p.finishTurn(key)

@@ -12,7 +12,8 @@ import (
 )
 
 // TestAttachments: Claude Code 2.1's attachment lines that hold a file's
-// content (an @-mention, a file changed outside it) become user messages
+// content (an @-mention, a file changed outside it, lines selected in the
+// editor) become user messages
 // attributed to the file, by its canonical path (here through a symbolic
 // link); the other kinds stay out, and none is counted as skipped.
 func TestAttachments(t *testing.T) {
@@ -49,6 +50,8 @@ func TestAttachments(t *testing.T) {
 	lines := line(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": "What is in @linked/notes.env?"}}) +
 		att(map[string]any{"type": "file", "filename": filepath.Join(ws, "linked", "notes.env"), "displayPath": "linked/notes.env", "content": text(filepath.Join(ws, "linked", "notes.env"), "LAUNCH_CODE=PURPLE-ELEPHANT-4242-ZEBRA\n")}) +
 		att(map[string]any{"type": "edited_text_file", "filename": main, "snippet": "12\tfunc main() { run() }"}) +
+		att(map[string]any{"type": "selected_lines_in_ide", "ideName": "Visual Studio Code", "lineStart": 1, "lineEnd": 1, "filename": env, "content": "LAUNCH_CODE=PURPLE-ELEPHANT-4242-ZEBRA"}) +
+		att(map[string]any{"type": "opened_file_in_ide", "filename": main}) +
 		att(map[string]any{"type": "directory", "path": ws, "displayPath": "ws/", "content": "main.go\nsecrets/"}) +
 		att(map[string]any{"type": "file", "filename": filepath.Join(ws, "logo.png"), "content": map[string]any{"type": "image", "file": map[string]any{"base64": "iVBORw0K"}}}) +
 		att(map[string]any{"type": "hook_success", "hookEvent": "SessionStart", "content": "hook said hi"}) +
@@ -65,8 +68,8 @@ func TestAttachments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Skipped != 0 || res.Messages != 5 {
-		t.Fatalf("%s: want 5 messages, none skipped", res)
+	if res.Skipped != 0 || res.Messages != 6 {
+		t.Fatalf("%s: want 6 messages, none skipped", res)
 	}
 	_, msgs := importtest.Session(t, st, "What is in @linked/notes.env?")
 	sonnet := "model=anthropic/claude-sonnet-4-5"
@@ -74,12 +77,14 @@ func TestAttachments(t *testing.T) {
 		"user parts=[text] paths=nil",
 		"user parts=[text from:" + env + "] paths=[" + env + "]",
 		"user parts=[text from:" + main + "] paths=[" + main + "]",
+		"user parts=[text from:" + env + "] paths=[" + env + "]",
 		"user parts=[text text] paths=nil unknown=a file Claude Code attached whose path cannot be resolved",
 		"assistant " + sonnet + " parts=[text] paths=nil",
 	})
 	for i, want := range []string{
 		"Claude Code attached linked/notes.env:\nLAUNCH_CODE=PURPLE-ELEPHANT-4242-ZEBRA",
 		"Claude Code noted that " + main + " was changed (outside it); the changed lines:\n12\tfunc main() { run() }",
+		"The user selected lines 1 to 1 of " + env + " in the editor:\nLAUNCH_CODE=PURPLE-ELEPHANT-4242-ZEBRA",
 	} {
 		if got := msgs[i+1].Text(); !strings.Contains(got, want[:strings.Index(want, "\n")]) || !strings.HasSuffix(got, want[strings.Index(want, "\n")+1:]) {
 			t.Errorf("message %d text %q, want %q", i+2, got, want)

@@ -52,12 +52,11 @@ func ScopeOf(st *session.Store, pol *policy.Policy, sid, model string) (Scope, e
 	return sc, nil
 }
 
-// Recheck hands fn, in order, the messages that carry a source path of
-// session sid from its first to its count-th, then of sc's subagents, each
-// from its first to the count it had when sc was taken, then nothing with
-// last set, in pieces of piece messages: all that a stale gathering checks
-// again
-// (redact.DerivedBuilder.Recheck).
+// Recheck hands fn, in order and in pieces of piece messages, the messages
+// that carry a source path of session sid from its first to its count-th,
+// then of sc's subagents, each from its first to the count it had when sc
+// was taken, then nothing with last set: all that a stale gathering checks
+// again (redact.DerivedBuilder.Recheck).
 func (sc Scope) Recheck(st *session.Store, sid string, count, piece uint64, fn func(msgs []session.Message, last bool)) error {
 	each := func(msgs []session.Message, _ bool) error {
 		fn(msgs, false)

@@ -453,18 +453,14 @@ func (w *Watcher) pass(ctx context.Context, batch []item) {
 		ev.Sessions = len(grown)
 		ev.Finished = i == len(batch)-1
 		if ev.Finished {
-			// Once a pass: each subagent's import makes the store's links
-			// be read again (10 ms at 5,000 sessions).
+			// Once a pass: a parent whose subagents the pass imported
+			// is counted again once, not after each of them.
 			ev.Parents = w.parents(all)
 		}
 		w.send(ev)
 	}
 }
 
-// importOne imports one file and says which sessions it changed, from
-// which message on, which of them gained messages, and how many. A file
-// that is gone, or is not a regular file (a FIFO named x.jsonl would block
-// the read), is passed over.
 // parents returns the sessions that sessions in changed are subagents of,
 // sorted: those changed too are among them, as their counts may have been
 // made before their subagents' import. One that cannot be told is left
@@ -483,6 +479,10 @@ func (w *Watcher) parents(changed []string) []string {
 	return out
 }
 
+// importOne imports one file and says which sessions it changed, from
+// which message on, which of them gained messages, and how many. A file
+// that is gone, or is not a regular file (a FIFO named x.jsonl would block
+// the read), is passed over.
 func (w *Watcher) importOne(it item) (changed, grew []string, from map[string]uint64, messages int, err error) {
 	fi, err := os.Stat(it.path)
 	if err != nil || !fi.Mode().IsRegular() {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -89,7 +90,12 @@ type app struct {
 	// importing: the store is opened for an import, which settles it
 	// before it closes (session.OpenToImport).
 	importing bool
-	tui       bool // the TUI ran: its heap is not returned before the store closes (see Main)
+	// creates: the command may make the store where there is none (the
+	// TUI, new, import). The others, which only read one (or add to a
+	// session in it), refuse a folder that does not exist: a mistyped
+	// --store made an empty store there, and said there were no sessions.
+	creates bool
+	tui     bool // the TUI ran: its heap is not returned before the store closes (see Main)
 }
 
 // Main runs scrim with args (without the program name) and returns its exit
@@ -327,6 +333,11 @@ func (a *app) Store() (*session.Store, error) {
 		if err != nil {
 			return nil, err
 		}
+		if !a.creates && !a.importing {
+			if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+				return nil, noStoreError{dir}
+			}
+		}
 		if err := checkStoreDisk(dir); err != nil {
 			return nil, err
 		}
@@ -341,6 +352,14 @@ func (a *app) Store() (*session.Store, error) {
 		a.store = s
 	}
 	return a.store, nil
+}
+
+// noStoreError: a command that only reads a store was given a folder that
+// does not exist.
+type noStoreError struct{ dir string }
+
+func (e noStoreError) Error() string {
+	return fmt.Sprintf("no session store at %s: nothing was imported or made there (check --store and $SCRIM_STORE; scrim import, scrim new or scrim itself make one)", inertLine(e.dir))
 }
 
 // formatFlag adds --format text|json to cmd.

@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -43,6 +44,15 @@ team file changed) is made again, on all cores.`,
 				return err
 			}
 			st, err := a.Store()
+			var none noStoreError
+			if errors.As(err, &none) {
+				// Nothing to list, and nothing made.
+				if format == "json" {
+					_, err = fmt.Fprintln(a.stdout, "[]")
+					return err
+				}
+				return writeSessionTable(a.stdout, nil, nil, none.dir+" (no session store there yet)")
+			}
 			if err != nil {
 				return err
 			}
@@ -242,6 +252,7 @@ func newNewCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			a.creates = true
 			st, err := a.Store()
 			if err != nil {
 				return err

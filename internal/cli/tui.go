@@ -23,6 +23,7 @@ func (a *app) runTUI() error {
 		return err
 	}
 	defer provs.Close()
+	a.creates = true // a first start makes the store the watcher imports into
 	st, err := a.Store()
 	if err != nil {
 		return err

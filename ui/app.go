@@ -438,6 +438,10 @@ func (m *Model) deleted(msg deletedMsg) tea.Cmd {
 	}
 	m.counter.forget(msg.sid)
 	m.c.ctxs.Forget(msg.sid)
+	for _, p := range msg.parents {
+		m.counter.rewind(p, 1)
+		m.c.ctxs.Forget(p)
+	}
 	if msg.sid == m.tr.sid {
 		m.tr.reset("")
 	}

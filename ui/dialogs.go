@@ -351,6 +351,9 @@ func (d *renameDialog) ShortHelp() []key.Binding {
 type deletedMsg struct {
 	sid string
 	err error
+	// parents are the sessions sid was a subagent of: what a tier with
+	// derived = "redact" withholds of them changed.
+	parents []string
 }
 
 type deleteDialog struct {
@@ -363,7 +366,14 @@ func (d *deleteDialog) update(msg tea.KeyMsg) (bool, tea.Cmd) {
 	switch {
 	case key.Matches(msg, k.Confirm):
 		st, sid := d.c.store, d.h.ID
-		return true, func() tea.Msg { return deletedMsg{sid: sid, err: st.Delete(sid)} }
+		return true, func() tea.Msg {
+			ps, _ := st.Parents(sid) // asked before: a deleted session has none
+			msg := deletedMsg{sid: sid, err: st.Delete(sid)}
+			for _, p := range ps {
+				msg.parents = append(msg.parents, p.ID)
+			}
+			return msg
+		}
 	case key.Matches(msg, k.Refuse), msg.String() == "q", msg.Type == tea.KeyCtrlC:
 		return true, nil
 	}

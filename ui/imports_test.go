@@ -446,7 +446,30 @@ func watchedSubagent(t *testing.T, together bool) {
 	pump(t, m, ch, func() bool {
 		return m.tr.count == 4 && len(m.list.headers()) == map[bool]int{false: 1, true: 2}[together]
 	})
-	drive(m, keyMsg("tab"))
+	// choose selects the listed session whose title want takes, which
+	// opens it, and returns its ID.
+	choose := func(want func(title string) bool) string {
+		t.Helper()
+		for m.focus != focusList {
+			drive(m, keyMsg("tab"))
+		}
+		for _, k := range []string{"k", "k", "j", "j", "j"} {
+			if h, _ := m.list.selected(); want(h.Title) {
+				break
+			}
+			drive(m, keyMsg(k))
+		}
+		h, _ := m.list.selected()
+		if !want(h.Title) {
+			t.Fatalf("no such session in the list (at %q)", h.Title)
+		}
+		return h.ID
+	}
+	parent := choose(func(title string) bool { return title == "What is in the notes?" })
+	drive(m, keyMsg("enter")) // to the panes
+	if m.tr.sid != parent || m.focus != focusPanes {
+		t.Fatalf("open %s, focus %d: want the parent %s in the panes", m.tr.sid, m.focus, parent)
+	}
 	sentOf := func(seq uint64) string {
 		t.Helper()
 		_, e := m.tr.entry(seq)
@@ -456,7 +479,6 @@ func watchedSubagent(t *testing.T, together bool) {
 		b, _ := json.Marshal(e.sent.Parts)
 		return string(b)
 	}
-	parent := m.tr.sid
 	if !together {
 		if !strings.Contains(sentOf(4), value) {
 			t.Fatalf("before the subagent is imported nothing says the value is denied: %s", sentOf(4))
@@ -478,5 +500,13 @@ func watchedSubagent(t *testing.T, together bool) {
 		if s := sentOf(seq); strings.Contains(s, value) || !strings.Contains(s, placeholder) {
 			t.Fatalf("#%d's sent side after the subagent's import: %s", seq, s)
 		}
+	}
+
+	// The subagent's session deleted in scrim: the parent is counted
+	// again without what it withheld.
+	choose(func(title string) bool { return strings.HasPrefix(title, "subagent: ") })
+	drive(m, keyMsg("d"), keyMsg("y"))
+	if c := m.counter.get(countKey{parent, m.c.model}); len(m.list.headers()) != 1 || c == nil || c.Upto != 4 || c.Derived != 0 {
+		t.Fatalf("after the subagent's delete: %d sessions listed, the parent's count %+v", len(m.list.headers()), c)
 	}
 }

@@ -22,6 +22,8 @@ import (
 //	imported from claude: F (sidechain)                   → imported from claude: F
 //	imported from crush: F (session C) (subagent of P)    → imported from crush: F (session P)
 //	imported from opencode: F (session C) (subagent of P) → imported from opencode: F (session P)
+//	imported from codex: F (subagent of thread T)         → the rollout named …-T.jsonl (selves)
+//	imported from gemini: D/chats/P/C.jsonl (subagent of session P) → D/chats/session-…-<P's first 8>.jsonl (selves)
 //
 // It is nil for a session that is no one's subagent. A file name that holds
 // " (subagent of " makes the mark ambiguous: each reading is returned, so
@@ -58,7 +60,13 @@ func ParentOrigins(o string) []string {
 			out = append(out, rest[:k]+" (session "+p+")")
 			continue
 		}
-		if agent, _, ok := strings.Cut(rest[len(from):], ": "); ok {
+		agent, file, ok := strings.Cut(rest[len(from):], ": ")
+		if id, isSession := strings.CutPrefix(p, "session "); ok && agent == "gemini" && isSession && len(id) >= 8 {
+			// chats/<parent ID>/<ID>.jsonl: the parent is chats/session-…-<parent ID's first 8>.
+			out = append(out, geminiSession(parentDir(parentDir(file)), id[:8]))
+			continue
+		}
+		if ok {
 			out = append(out, from+agent+": "+p)
 		}
 	}
@@ -224,6 +232,21 @@ func codexThread(o string) string {
 	return id
 }
 
+// geminiSession names the Gemini CLI session of the folder chats whose ID
+// begins with short (selves, ParentOrigins).
+func geminiSession(chats, short string) string {
+	return "imported from gemini: " + chats + " session " + short
+}
+
+// parentDir is the folder f is in, by either separator (an origin's path
+// may be a Windows one).
+func parentDir(f string) string {
+	if i := strings.LastIndexAny(f, `/\`); i >= 0 {
+		return f[:i]
+	}
+	return ""
+}
+
 // selves returns the origins a subagent of the session of origin o names
 // as its parent's: o, and o without its own subagent mark (a sidechain of a
 // subagent's transcript names the transcript; each reading of an ambiguous
@@ -232,6 +255,15 @@ func selves(o string) []string {
 	out := []string{o}
 	if t := codexThread(o); t != "" {
 		out = append(out, "imported from codex: thread "+t)
+	}
+	if f, ok := strings.CutPrefix(o, "imported from gemini: "); ok {
+		// chats/session-<time>-<ID's first 8>.json(l), which its
+		// subagents name by the whole ID.
+		name := f[strings.LastIndexAny(f, `/\`)+1:]
+		name = strings.TrimSuffix(strings.TrimSuffix(name, ".jsonl"), ".json")
+		if strings.HasPrefix(name, "session-") && len(name) > len("session-")+8 {
+			out = append(out, geminiSession(parentDir(f), name[len(name)-8:]))
+		}
 	}
 	if !strings.HasSuffix(o, ")") {
 		return out

@@ -20,6 +20,7 @@ func TestParentOrigins(t *testing.T) {
 		// A folder named like a mark: the last mark is the link.
 		{"imported from claude: /p/x (subagent of y)/agent-1.jsonl (subagent of /p/x (subagent of y)/s.jsonl)", "imported from claude: /p/x (subagent of y)/s.jsonl"},
 		{"imported from codex: /c/2025/09/01/rollout-2025-09-01T10-00-05-0199a1b2-ffff-7e5f-8a9b-0c1d2e3f4a5b.jsonl (subagent of thread 0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b)", "imported from codex: thread 0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"},
+		{"imported from gemini: /g/tmp/ab12/chats/8f3c2d1e-0000-4000-8000-000000000001/4b5a.jsonl (subagent of session 8f3c2d1e-0000-4000-8000-000000000001)", "imported from gemini: /g/tmp/ab12/chats session 8f3c2d1e"},
 		{"imported from claude: /p/a/s1.jsonl", ""},
 		{"imported from crush: /p/.crush/crush.db (session p1)", ""},
 		{"imported from codex: /c/rollout.jsonl", ""},
@@ -95,6 +96,14 @@ func TestSubagentsFollowTheStore(t *testing.T) {
 	}
 	if up, err := s.Parents(agent); err != nil || len(up) != 1 || up[0].ID != codex {
 		t.Fatalf("the Codex agent's parents %v %v, want %s", up, err, codex)
+	}
+	// A Gemini CLI subagent's file is in a folder named after its
+	// parent's whole ID, whose own file has the first 8 of it.
+	gem := create("imported from gemini: /g/tmp/ab12/chats/session-2026-01-05T10-00-8f3c2d1e.jsonl")
+	create("imported from gemini: /g/tmp/ab12/chats/session-2026-01-05T11-00-0badcafe.jsonl")
+	gemSub := create("imported from gemini: /g/tmp/ab12/chats/8f3c2d1e-0000-4000-8000-000000000001/4b5a.jsonl (subagent of session 8f3c2d1e-0000-4000-8000-000000000001)")
+	if got := subs(gem); !slices.Equal(got, []string{gemSub}) {
+		t.Fatalf("the Gemini session's subagents %q, want %q", got, gemSub)
 	}
 	if got := subs(create("made in scrim")); got != nil {
 		t.Fatalf("a session made in scrim has subagents %q", got)

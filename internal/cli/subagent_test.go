@@ -275,3 +275,75 @@ func TestCodexSubagentReadsReachTheParent(t *testing.T) {
 		}
 	}
 }
+
+// A Gemini CLI subagent (chats/<the parent's session ID>/<its own>.jsonl,
+// kind "subagent") reads the denied file; the parent's agent-tool result and
+// its last message repeat it, and are not sent to the limited tier.
+func TestGeminiSubagentReadsReachTheParent(t *testing.T) {
+	t.Parallel()
+	isolate(t)
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	must(t, err)
+	ws := filepath.Join(root, "ws")
+	must(t, os.MkdirAll(filepath.Join(ws, "secrets"), 0o755))
+	notes := filepath.Join(ws, "secrets", "notes.env")
+	must(t, os.WriteFile(notes, []byte(subagentNotes), 0o644))
+	pol := filepath.Join(root, "policy.toml")
+	must(t, os.WriteFile(pol, []byte(fmt.Sprintf(subagentPolicy, "send")), 0o644))
+	store := filepath.Join(root, "store")
+	const parentID, childID = "8f3c2d1e-1111-4000-8000-000000000001", "4b5a6c7d-2222-4000-8000-000000000002"
+	chats := filepath.Join(root, "gemini", "tmp", "ab12", "chats")
+	must(t, os.MkdirAll(filepath.Join(chats, parentID), 0o755))
+	answer := "The notes say:\n" + strings.TrimSuffix(subagentNotes, "\n")
+	write := func(path string, records ...map[string]any) string {
+		t.Helper()
+		var b strings.Builder
+		for _, r := range records {
+			j, err := json.Marshal(r)
+			must(t, err)
+			b.Write(j)
+			b.WriteByte('\n')
+		}
+		must(t, os.WriteFile(path, []byte(b.String()), 0o644))
+		return path
+	}
+	call := func(id, name string, args map[string]any, out string) map[string]any {
+		return map[string]any{"id": id, "name": name, "args": args, "status": "success", "timestamp": "2026-01-05T10:00:03.000Z",
+			"result": []any{map[string]any{"functionResponse": map[string]any{"id": id, "name": name, "response": map[string]any{"output": out}}}}}
+	}
+	gemini := func(id, text string, calls ...map[string]any) map[string]any {
+		r := map[string]any{"id": id, "timestamp": "2026-01-05T10:00:02.000Z", "type": "gemini", "content": text, "model": "gemini-2.5-pro"}
+		if calls != nil {
+			r["toolCalls"] = calls
+		}
+		return r
+	}
+	user := func(id, text string) map[string]any {
+		return map[string]any{"id": id, "timestamp": "2026-01-05T10:00:01.000Z", "type": "user", "content": []any{map[string]any{"text": text}}}
+	}
+	parentFile := write(filepath.Join(chats, "session-2026-01-05T10-00-"+parentID[:8]+".jsonl"),
+		map[string]any{"sessionId": parentID, "projectHash": "ab12", "startTime": "2026-01-05T10:00:00.000Z", "lastUpdated": "2026-01-05T10:00:09.000Z", "kind": "main", "directories": []string{ws}},
+		user("u1", "What is in the notes?"),
+		gemini("g1", "", call("codebase_investigator-1", "codebase_investigator", map[string]any{"objective": "Read secrets/notes.env"}, answer)),
+		gemini("g2", "The launch code is "+subagentValue+"."))
+	write(filepath.Join(chats, parentID, childID+".jsonl"),
+		map[string]any{"sessionId": childID, "projectHash": "ab12", "startTime": "2026-01-05T10:00:01.000Z", "lastUpdated": "2026-01-05T10:00:02.000Z", "kind": "subagent", "directories": []string{ws}},
+		user("s1", "Read secrets/notes.env"),
+		gemini("s2", "", call("read_file-1", "read_file", map[string]any{"file_path": notes}, subagentNotes)),
+		gemini("s3", answer))
+
+	if _, stderr, code := scrim(t, "", "--store", store, "--policy", pol, "import", "gemini", filepath.Join(root, "gemini", "tmp")); code != exitOK {
+		t.Fatalf("import: exit %d: %s", code, stderr)
+	}
+	id := importedSession(t, store, parentFile)
+	out, stderr, code := scrim(t, "", "--store", store, "--policy", pol, "redact", id, "--model", "openai/limited")
+	if code != exitOK {
+		t.Fatalf("redact: exit %d: %s", code, stderr)
+	}
+	if strings.Contains(out, subagentValue) || strings.Contains(out, "quarterly") {
+		t.Fatalf("the parent sends what its subagent read:\n%s", out)
+	}
+	if !strings.Contains(out, "derived from "+notes+"  — ") || !strings.Contains(out, "also from what its subagent's session withheld: ") {
+		t.Fatalf("the parent's report does not say where the spans come from:\n%s", out)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"strings"
 
@@ -92,6 +93,12 @@ func (b *builder) build(c *conversation, rd *importers.Read) importers.Conversat
 	}
 	if c.header.Kind == "subagent" {
 		h.Title = "subagent: " + h.Title
+		// Gemini CLI keeps a subagent's conversation in chats/<its
+		// parent's session ID>/<its own>.jsonl: session.ParentOrigins
+		// links it to chats/session-<time>-<that ID's first 8>.jsonl.
+		if dir := filepath.Dir(b.file); filepath.Base(filepath.Dir(dir)) == "chats" {
+			h.Origin += " (subagent of session " + filepath.Base(dir) + ")"
+		}
 	}
 	return importers.Conversation{Header: h, Sub: c.header.Kind == "subagent", Messages: b.msgs}
 }

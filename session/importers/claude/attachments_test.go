@@ -13,7 +13,7 @@ import (
 
 // TestAttachments: Claude Code 2.1's attachment lines that hold a file's
 // content (an @-mention, a file changed outside it, lines selected in the
-// editor) become user messages
+// editor, CLAUDE.md files it loaded) become user messages
 // attributed to the file, by its canonical path (here through a symbolic
 // link); the other kinds stay out, and none is counted as skipped.
 func TestAttachments(t *testing.T) {
@@ -52,6 +52,11 @@ func TestAttachments(t *testing.T) {
 		att(map[string]any{"type": "edited_text_file", "filename": main, "snippet": "12\tfunc main() { run() }"}) +
 		att(map[string]any{"type": "selected_lines_in_ide", "ideName": "Visual Studio Code", "lineStart": 1, "lineEnd": 1, "filename": env, "content": "LAUNCH_CODE=PURPLE-ELEPHANT-4242-ZEBRA"}) +
 		att(map[string]any{"type": "opened_file_in_ide", "filename": main}) +
+		att(map[string]any{"type": "nested_memory", "path": filepath.Join(ws, "secrets", "CLAUDE.md"), "displayPath": "secrets/CLAUDE.md",
+			"content": map[string]any{"path": filepath.Join(ws, "secrets", "CLAUDE.md"), "type": "Project", "content": "Never print the launch code.\n", "contentDiffersFromDisk": false}}) +
+		att(map[string]any{"type": "instructions", "reason": "session_start", "files": []any{
+			map[string]any{"path": filepath.Join(ws, "CLAUDE.md"), "type": "Project", "content": "Use gofmt."},
+			map[string]any{"path": filepath.Join(root, ".claude", "memory", "MEMORY.md"), "type": "AutoMem", "content": "- the user likes tests"}}}) +
 		att(map[string]any{"type": "directory", "path": ws, "displayPath": "ws/", "content": "main.go\nsecrets/"}) +
 		att(map[string]any{"type": "file", "filename": filepath.Join(ws, "logo.png"), "content": map[string]any{"type": "image", "file": map[string]any{"base64": "iVBORw0K"}}}) +
 		att(map[string]any{"type": "hook_success", "hookEvent": "SessionStart", "content": "hook said hi"}) +
@@ -68,8 +73,8 @@ func TestAttachments(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Skipped != 0 || res.Messages != 6 {
-		t.Fatalf("%s: want 6 messages, none skipped", res)
+	if res.Skipped != 0 || res.Messages != 8 {
+		t.Fatalf("%s: want 8 messages, none skipped", res)
 	}
 	_, msgs := importtest.Session(t, st, "What is in @linked/notes.env?")
 	sonnet := "model=anthropic/claude-sonnet-4-5"
@@ -78,6 +83,8 @@ func TestAttachments(t *testing.T) {
 		"user parts=[text from:" + env + "] paths=[" + env + "]",
 		"user parts=[text from:" + main + "] paths=[" + main + "]",
 		"user parts=[text from:" + env + "] paths=[" + env + "]",
+		"user parts=[text from:" + filepath.Join(ws, "secrets", "CLAUDE.md") + "] paths=[" + filepath.Join(ws, "secrets", "CLAUDE.md") + "]",
+		"user parts=[text from:" + filepath.Join(ws, "CLAUDE.md") + " text from:" + filepath.Join(root, ".claude", "memory", "MEMORY.md") + "] paths=[" + filepath.Join(ws, "CLAUDE.md") + " " + filepath.Join(root, ".claude", "memory", "MEMORY.md") + "]",
 		"user parts=[text text] paths=nil unknown=a file Claude Code attached whose path cannot be resolved",
 		"assistant " + sonnet + " parts=[text] paths=nil",
 	})

@@ -3,8 +3,6 @@
 package cli
 
 import (
-	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,16 +14,8 @@ import (
 // is sent both.
 func TestMentionedFileIsWithheld(t *testing.T) {
 	t.Parallel()
-	isolate(t)
-	root, err := filepath.EvalSymlinks(t.TempDir())
-	must(t, err)
-	ws := filepath.Join(root, "ws")
-	must(t, os.MkdirAll(filepath.Join(ws, "secrets"), 0o755))
-	notes := filepath.Join(ws, "secrets", "notes.env")
-	must(t, os.WriteFile(notes, []byte(subagentNotes), 0o644))
-	pol := filepath.Join(root, "policy.toml")
-	must(t, os.WriteFile(pol, []byte(fmt.Sprintf(subagentPolicy, "send")), 0o644))
-	store := filepath.Join(root, "store")
+	f := newDenyFixture(t, "send")
+	root, ws, notes, store := f.root, f.ws, f.notes, f.store
 
 	tr := &transcript{}
 	tr.claude(ws, map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": "What is in @secrets/notes.env?"}})
@@ -35,14 +25,9 @@ func TestMentionedFileIsWithheld(t *testing.T) {
 		"content": []any{map[string]any{"type": "text", "text": "The launch code is " + subagentValue + "."}}}})
 	file := tr.write(t, filepath.Join(root, "s1.jsonl"))
 
-	if _, stderr, code := scrim(t, "", "--store", store, "--policy", pol, "import", "claude", file); code != exitOK {
-		t.Fatalf("import: exit %d: %s", code, stderr)
-	}
+	f.run("import", "claude", file)
 	id := importedSession(t, store, file)
-	out, stderr, code := scrim(t, "", "--store", store, "--policy", pol, "redact", id, "--model", "openai/limited")
-	if code != exitOK {
-		t.Fatalf("redact: exit %d: %s", code, stderr)
-	}
+	out := f.run("redact", id, "--model", "openai/limited")
 	for _, want := range []string{
 		"│ Claude Code attached secrets/notes.env:\n",
 		"✖ [Content from " + notes + ` filtered — trust tier "limited" does not have read access]`,
@@ -56,7 +41,7 @@ func TestMentionedFileIsWithheld(t *testing.T) {
 	if strings.Contains(out, subagentValue) || strings.Contains(out, "quarterly") {
 		t.Fatalf("the limited tier is sent the mentioned file:\n%s", out)
 	}
-	trusted, _, _ := scrim(t, "", "--store", store, "--policy", pol, "redact", id, "--model", "demo/trusted")
+	trusted := f.run("redact", id, "--model", "demo/trusted")
 	if strings.Count(trusted, subagentValue) != 2 {
 		t.Fatalf("the trusted model is not sent the file and the quote:\n%s", trusted)
 	}

@@ -56,6 +56,38 @@ func subagentLine(tr *transcript, cwd, agent string, v map[string]any) {
 	tr.add(v)
 }
 
+// denyFixture is a workspace whose secrets/notes.env the policy's limited
+// tier may not read (derived = "redact", unknown_source as given), and a
+// store beside it.
+type denyFixture struct {
+	t                           *testing.T
+	root, ws, notes, pol, store string
+}
+
+func newDenyFixture(t *testing.T, unknown string) *denyFixture {
+	t.Helper()
+	isolate(t)
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	must(t, err)
+	f := &denyFixture{t: t, root: root, ws: filepath.Join(root, "ws"), pol: filepath.Join(root, "policy.toml"), store: filepath.Join(root, "store")}
+	f.notes = filepath.Join(f.ws, "secrets", "notes.env")
+	must(t, os.MkdirAll(filepath.Dir(f.notes), 0o755))
+	must(t, os.WriteFile(f.notes, []byte(subagentNotes), 0o644))
+	must(t, os.WriteFile(f.pol, []byte(fmt.Sprintf(subagentPolicy, unknown)), 0o644))
+	return f
+}
+
+// run runs scrim on the fixture's store and policy, and fails the test
+// unless it exits 0.
+func (f *denyFixture) run(args ...string) string {
+	f.t.Helper()
+	out, stderr, code := scrim(f.t, "", append([]string{"--store", f.store, "--policy", f.pol}, args...)...)
+	if code != exitOK {
+		f.t.Fatalf("%q: exit %d: %s", args, code, stderr)
+	}
+	return out
+}
+
 // subagentTranscripts writes the main conversation and the subagent's, as
 // Claude Code 2.1 does (the subagent in <session>/subagents/agent-ID.jsonl)
 // or, inline, as Claude Code 1.x did (sidechain lines in the session's
@@ -106,27 +138,12 @@ func TestSubagentReadsReachTheParent(t *testing.T) {
 		{"sidechain, unknown source sent", "send", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			isolate(t)
-			root, err := filepath.EvalSymlinks(t.TempDir())
-			must(t, err)
-			ws := filepath.Join(root, "ws")
-			must(t, os.MkdirAll(filepath.Join(ws, "secrets"), 0o755))
-			must(t, os.WriteFile(filepath.Join(ws, "secrets", "notes.env"), []byte(subagentNotes), 0o644))
-			pol := filepath.Join(root, "policy.toml")
-			must(t, os.WriteFile(pol, []byte(fmt.Sprintf(subagentPolicy, tc.unknown)), 0o644))
-			store := filepath.Join(root, "store")
-			dir := filepath.Join(root, "projects", "-ws")
+			f := newDenyFixture(t, tc.unknown)
+			ws, store, run := f.ws, f.store, f.run
+			dir := filepath.Join(f.root, "projects", "-ws")
 			must(t, os.MkdirAll(dir, 0o755))
 			mainFile, subFile := subagentTranscripts(t, dir, ws, tc.inline)
 
-			run := func(args ...string) string {
-				t.Helper()
-				out, stderr, code := scrim(t, "", append([]string{"--store", store, "--policy", pol}, args...)...)
-				if code != exitOK {
-					t.Fatalf("%q: exit %d: %s", args, code, stderr)
-				}
-				return out
-			}
 			// The main conversation first, as a watch may import it: its
 			// subagent is not known yet, and what it gathers and counts is
 			// kept.
@@ -209,15 +226,8 @@ func TestSubagentReadsReachTheParent(t *testing.T) {
 // wait result and its last message are not sent to the limited tier.
 func TestCodexSubagentReadsReachTheParent(t *testing.T) {
 	t.Parallel()
-	isolate(t)
-	root, err := filepath.EvalSymlinks(t.TempDir())
-	must(t, err)
-	ws := filepath.Join(root, "ws")
-	must(t, os.MkdirAll(filepath.Join(ws, "secrets"), 0o755))
-	must(t, os.WriteFile(filepath.Join(ws, "secrets", "notes.env"), []byte(subagentNotes), 0o644))
-	pol := filepath.Join(root, "policy.toml")
-	must(t, os.WriteFile(pol, []byte(fmt.Sprintf(subagentPolicy, "send")), 0o644))
-	store := filepath.Join(root, "store")
+	f := newDenyFixture(t, "send")
+	root, ws, store, run := f.root, f.ws, f.store, f.run
 	day := filepath.Join(root, "sessions", "2025", "09", "01")
 	must(t, os.MkdirAll(day, 0o755))
 	const parentID, childID = "0199a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b", "0199a1b2-ffff-7e5f-8a9b-0c1d2e3f4a5b"
@@ -245,14 +255,6 @@ func TestCodexSubagentReadsReachTheParent(t *testing.T) {
 	child.codex("response_item", map[string]any{"type": "message", "role": "assistant", "content": []any{map[string]any{"type": "output_text", "text": answer}}})
 	child.write(t, filepath.Join(day, "rollout-2025-09-01T10-00-05-"+childID+".jsonl"))
 
-	run := func(args ...string) string {
-		t.Helper()
-		out, stderr, code := scrim(t, "", append([]string{"--store", store, "--policy", pol}, args...)...)
-		if code != exitOK {
-			t.Fatalf("%q: exit %d: %s", args, code, stderr)
-		}
-		return out
-	}
 	run("import", "codex", filepath.Join(root, "sessions"))
 	if list := run("sessions"); !strings.Contains(list, "subagent: Read secrets/notes.env and report") {
 		t.Fatalf("the agent's rollout is not titled as a subagent:\n%s", list)
@@ -281,16 +283,8 @@ func TestCodexSubagentReadsReachTheParent(t *testing.T) {
 // its last message repeat it, and are not sent to the limited tier.
 func TestGeminiSubagentReadsReachTheParent(t *testing.T) {
 	t.Parallel()
-	isolate(t)
-	root, err := filepath.EvalSymlinks(t.TempDir())
-	must(t, err)
-	ws := filepath.Join(root, "ws")
-	must(t, os.MkdirAll(filepath.Join(ws, "secrets"), 0o755))
-	notes := filepath.Join(ws, "secrets", "notes.env")
-	must(t, os.WriteFile(notes, []byte(subagentNotes), 0o644))
-	pol := filepath.Join(root, "policy.toml")
-	must(t, os.WriteFile(pol, []byte(fmt.Sprintf(subagentPolicy, "send")), 0o644))
-	store := filepath.Join(root, "store")
+	f := newDenyFixture(t, "send")
+	root, ws, notes, store := f.root, f.ws, f.notes, f.store
 	const parentID, childID = "8f3c2d1e-1111-4000-8000-000000000001", "4b5a6c7d-2222-4000-8000-000000000002"
 	chats := filepath.Join(root, "gemini", "tmp", "ab12", "chats")
 	must(t, os.MkdirAll(filepath.Join(chats, parentID), 0o755))
@@ -332,14 +326,8 @@ func TestGeminiSubagentReadsReachTheParent(t *testing.T) {
 		gemini("s2", "", call("read_file-1", "read_file", map[string]any{"file_path": notes}, subagentNotes)),
 		gemini("s3", answer))
 
-	if _, stderr, code := scrim(t, "", "--store", store, "--policy", pol, "import", "gemini", filepath.Join(root, "gemini", "tmp")); code != exitOK {
-		t.Fatalf("import: exit %d: %s", code, stderr)
-	}
-	id := importedSession(t, store, parentFile)
-	out, stderr, code := scrim(t, "", "--store", store, "--policy", pol, "redact", id, "--model", "openai/limited")
-	if code != exitOK {
-		t.Fatalf("redact: exit %d: %s", code, stderr)
-	}
+	f.run("import", "gemini", filepath.Join(root, "gemini", "tmp"))
+	out := f.run("redact", importedSession(t, store, parentFile), "--model", "openai/limited")
 	if strings.Contains(out, subagentValue) || strings.Contains(out, "quarterly") {
 		t.Fatalf("the parent sends what its subagent read:\n%s", out)
 	}

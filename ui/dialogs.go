@@ -45,13 +45,22 @@ type explainMsg struct {
 	msg   session.Message
 	sent  *session.Message // what the model is sent of it, when built
 	exps  []policy.Explanation
+	// subagents are the IDs of the session's subagents' sessions, whose
+	// withheld content a derived span may repeat (session.Store.Subagents).
+	subagents []string
 }
 
-func explain(pol *policy.Policy, sid string, m session.Message, sent *session.Message, model string) tea.Cmd {
+func explain(st *session.Store, pol *policy.Policy, sid string, m session.Message, sent *session.Message, model string) tea.Cmd {
 	return func() tea.Msg {
 		out := explainMsg{sid: sid, seq: m.Seq, model: model, msg: m, sent: sent}
 		for _, p := range m.Meta.SourcePaths {
 			out.exps = append(out.exps, pol.Explain(model, p))
+		}
+		if sent != nil && st != nil {
+			subs, _ := st.Subagents(sid) // only a note: none if it cannot be told
+			for _, h := range subs {
+				out.subagents = append(out.subagents, h.ID)
+			}
 		}
 		return out
 	}
@@ -108,6 +117,13 @@ func (d *explainDialog) spanLines() []string {
 		if k.kind == "derived" {
 			out = append(out, st.Placeholder.wrap("✖ derived from "+inertLine(k.what))+"  "+plural(n, "span repeats", "spans repeat")+" content of that denied file",
 				st.Muted.Render("    (derived = \"redact\": the file's distinctive lines and tokens are looked for everywhere)"))
+			if subs := d.em.subagents; len(subs) > 0 {
+				named := strings.Join(subs[:min(len(subs), 3)], ", ")
+				if len(subs) > 3 {
+					named += fmt.Sprintf(" and %d more", len(subs)-3)
+				}
+				out = append(out, st.Muted.Render("    (the file may have been read by one of this session's subagents, whose answers reach it: "+named+")"))
+			}
 			continue
 		}
 		out = append(out, st.Placeholder.wrap("✖ secret: "+inertLine(k.what))+"  "+plural(n, "credential", "credentials")+" found by that gitleaks rule",

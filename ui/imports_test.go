@@ -501,6 +501,16 @@ func watchedSubagent(t *testing.T, together bool) {
 			t.Fatalf("#%d's sent side after the subagent's import: %s", seq, s)
 		}
 	}
+	// e on the last message says where the file may have been read.
+	drive(m, keyMsg("e"))
+	d, ok := m.dialog.(*explainDialog)
+	if !ok {
+		t.Fatalf("e did not explain: dialog %T", m.dialog)
+	}
+	if got := stripped(strings.Join(d.lines(200), "\n")); !strings.Contains(got, "read by one of this session's subagents, whose answers reach it:") {
+		t.Fatalf("the explanation does not name the subagents:\n%s", got)
+	}
+	drive(m, keyMsg("esc"))
 
 	// The subagent's session deleted in scrim: the parent is counted
 	// again without what it withheld.

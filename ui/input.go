@@ -274,7 +274,7 @@ func (m *Model) explainCurrent() tea.Cmd {
 		m.setStatus("nothing to explain here yet", false)
 		return nil
 	}
-	return explain(m.c.pol, m.tr.sid, *e.msg, e.sent, m.c.model)
+	return explain(m.c.store, m.c.pol, m.tr.sid, *e.msg, e.sent, m.c.model)
 }
 
 // syncHideHelp names what u does now: hide the unchanged messages, or

@@ -51,11 +51,12 @@ type Report struct {
 	DerivedFrom []PathCount `json:"derivedFrom"`
 	Secrets     int         `json:"secrets"`
 	SecretRules []RuleCount `json:"secretRules"`
-	// Subagents are the sessions, by ID, whose withheld content the
-	// derived spans were also looked for from: the session's subagents'
-	// (session.Store.Subagents), whose answers it holds. Set by the
-	// commands that read a stored session; none for History.
-	Subagents []string `json:"subagents,omitempty"`
+	// Related are the sessions, by ID, whose withheld content the derived
+	// spans were also looked for from: the session's subagents', whose
+	// answers it holds, and its parents', whose words its prompts repeat
+	// (tally.Scope). Set by the commands that read a stored session; none
+	// for History.
+	Related []string `json:"related,omitempty"`
 }
 
 // PathCount is how many spans repeated content of a denied path.

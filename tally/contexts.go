@@ -37,8 +37,9 @@ type derivedEntry struct {
 	b    *redact.DerivedBuilder
 	upto uint64 // Seqs 1..upto are gathered
 	d    *redact.Derived
-	// scope is the Scope.Rev b gathered at: its subagents as they were
-	// then. Another makes the session be gathered again from its start.
+	// scope is the Scope.Rev b gathered at: its agent run's sessions as
+	// they were then. Another makes the session be gathered again from
+	// its start.
 	scope uint64
 	// kept: b holds nothing of d, which was read back from what an
 	// earlier gathering kept in the store (LoadGathered), or gathered
@@ -168,8 +169,9 @@ func (x *Contexts) fingerprints(st *session.Store, pol *policy.Policy, sid, mode
 		return nil, err
 	}
 	if sc.Rev != e.scope && e.upto > 0 {
-		// A subagent imported, grown or rewritten since (or the session
-		// itself revised): what they withhold is gathered again.
+		// A subagent imported, grown or rewritten since, a parent
+		// rewritten (or the session itself revised): what they withhold
+		// is gathered again.
 		e.b, e.upto, e.d, e.kept = redact.NewDerivedBuilder(model, pol), 0, nil, false
 	}
 	if h.Count <= e.upto {
@@ -209,11 +211,12 @@ func (x *Contexts) fingerprints(st *session.Store, pol *policy.Policy, sid, mode
 		if err := e.b.Settle(ReadAt(st, sid, sc.Own)); err != nil {
 			return fail(err)
 		}
-		if len(sc.Subs) > 0 {
-			// What the session's subagents withhold: their answers in
-			// this session repeat what they read. Gathered as a session
-			// grows (CheckLate off), so a fingerprint met there makes
-			// the builder stale.
+		if len(sc.Related) > 0 {
+			// What the sessions of its agent run withhold: a subagent's
+			// answer here repeats what it read, a parent's prompt what
+			// the parent had read. Gathered as a session grows
+			// (CheckLate off), so a fingerprint met there makes the
+			// builder stale.
 			e.b.CheckLate(false)
 			if err := sc.Beside(st, gatherPiece, func(msgs []session.Message) any { return e.b.Prepare(msgs) }, func(p any) { e.b.AddPrepared(p.(*redact.Prepared)) }); err != nil {
 				return fail(err)
@@ -222,7 +225,7 @@ func (x *Contexts) fingerprints(st *session.Store, pol *policy.Policy, sid, mode
 	}
 	if e.b.Stale() {
 		// Fingerprints met late: check them against the content before
-		// (the subagents' too).
+		// (the agent run's too).
 		if err := sc.Recheck(st, sid, h.Count, gatherPiece, e.b.Recheck); err != nil {
 			return fail(err)
 		}

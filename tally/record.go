@@ -38,7 +38,7 @@ func Load(st *session.Store, pol *policy.Policy, sid, model string) (k Kept, ok 
 	if err != nil {
 		return k, false, 0, err
 	}
-	rev = sc.Rev // for a tier with derived = "redact", its subagents' too
+	rev = sc.Rev // for a tier with derived = "redact", its agent run's too
 	raw, found, err := st.CountRecord(sid, name(tier))
 	if err != nil || !found {
 		return k, false, rev, err

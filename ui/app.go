@@ -438,7 +438,7 @@ func (m *Model) deleted(msg deletedMsg) tea.Cmd {
 	}
 	m.counter.forget(msg.sid)
 	m.c.ctxs.Forget(msg.sid)
-	for _, p := range msg.parents {
+	for _, p := range msg.related {
 		m.counter.rewind(p, 1)
 		m.c.ctxs.Forget(p)
 	}

@@ -45,9 +45,10 @@ type explainMsg struct {
 	msg   session.Message
 	sent  *session.Message // what the model is sent of it, when built
 	exps  []policy.Explanation
-	// subagents are the IDs of the session's subagents' sessions, whose
-	// withheld content a derived span may repeat (session.Store.Subagents).
-	subagents []string
+	// related are the IDs of the session's subagents' and parents'
+	// sessions, whose withheld content a derived span may repeat
+	// (tally.Scope).
+	related []string
 }
 
 func explain(st *session.Store, pol *policy.Policy, sid string, m session.Message, sent *session.Message, model string) tea.Cmd {
@@ -57,9 +58,11 @@ func explain(st *session.Store, pol *policy.Policy, sid string, m session.Messag
 			out.exps = append(out.exps, pol.Explain(model, p))
 		}
 		if sent != nil && st != nil {
-			subs, _ := st.Subagents(sid) // only a note: none if it cannot be told
-			for _, h := range subs {
-				out.subagents = append(out.subagents, h.ID)
+			// Only a note: none if it cannot be told.
+			subs, _ := st.Subagents(sid)
+			parents, _ := st.Parents(sid)
+			for _, h := range append(subs, parents...) {
+				out.related = append(out.related, h.ID)
 			}
 		}
 		return out
@@ -117,12 +120,12 @@ func (d *explainDialog) spanLines() []string {
 		if k.kind == "derived" {
 			out = append(out, st.Placeholder.wrap("✖ derived from "+inertLine(k.what))+"  "+plural(n, "span repeats", "spans repeat")+" content of that denied file",
 				st.Muted.Render("    (derived = \"redact\": the file's distinctive lines and tokens are looked for everywhere)"))
-			if subs := d.em.subagents; len(subs) > 0 {
-				named := strings.Join(subs[:min(len(subs), 3)], ", ")
-				if len(subs) > 3 {
-					named += fmt.Sprintf(" and %d more", len(subs)-3)
+			if rel := d.em.related; len(rel) > 0 {
+				named := strings.Join(rel[:min(len(rel), 3)], ", ")
+				if len(rel) > 3 {
+					named += fmt.Sprintf(" and %d more", len(rel)-3)
 				}
-				out = append(out, st.Muted.Render("    (the file may have been read by one of this session's subagents, whose answers reach it: "+named+")"))
+				out = append(out, st.Muted.Render("    (the file may have been read in another session of this agent run, a subagent's or a parent's: "+named+")"))
 			}
 			continue
 		}
@@ -367,9 +370,9 @@ func (d *renameDialog) ShortHelp() []key.Binding {
 type deletedMsg struct {
 	sid string
 	err error
-	// parents are the sessions sid was a subagent of: what a tier with
-	// derived = "redact" withholds of them changed.
-	parents []string
+	// related are the sessions sid was a subagent or a parent of: what a
+	// tier with derived = "redact" withholds of them changed.
+	related []string
 }
 
 type deleteDialog struct {
@@ -384,9 +387,10 @@ func (d *deleteDialog) update(msg tea.KeyMsg) (bool, tea.Cmd) {
 		st, sid := d.c.store, d.h.ID
 		return true, func() tea.Msg {
 			ps, _ := st.Parents(sid) // asked before: a deleted session has none
+			ss, _ := st.Subagents(sid)
 			msg := deletedMsg{sid: sid, err: st.Delete(sid)}
-			for _, p := range ps {
-				msg.parents = append(msg.parents, p.ID)
+			for _, h := range append(ps, ss...) {
+				msg.related = append(msg.related, h.ID)
 			}
 			return msg
 		}

@@ -36,7 +36,7 @@ func waitImport(ch <-chan watch.Event) tea.Cmd {
 // session when the report's file changed sessions.
 func (m *Model) imported(ev watch.Event) tea.Cmd {
 	m.importStatus(ev)
-	if len(ev.Changed) == 0 && len(ev.Parents) == 0 {
+	if len(ev.Changed) == 0 && len(ev.Parents) == 0 && len(ev.Subagents) == 0 {
 		return nil
 	}
 	// Counts go back to the first message that may have changed: an
@@ -52,9 +52,14 @@ func (m *Model) imported(ev watch.Event) tea.Cmd {
 		m.counter.rewind(sid, 1)
 		m.c.ctxs.Forget(sid)
 	}
+	// Their subagents' figures rest on them up to the subagents' end: a
+	// count kept at the same scope is read back, not made again.
+	for _, sid := range ev.Subagents {
+		m.counter.rewind(sid, 1)
+	}
 	m.syncRedacted()
 	cmds := []tea.Cmd{m.loadSessions()}
-	if m.tr.sid != "" && (slices.Contains(ev.Changed, m.tr.sid) || slices.Contains(ev.Parents, m.tr.sid)) {
+	if m.tr.sid != "" && (slices.Contains(ev.Changed, m.tr.sid) || slices.Contains(ev.Parents, m.tr.sid) || slices.Contains(ev.Subagents, m.tr.sid)) {
 		cmds = append(cmds, m.reloadOpen())
 	}
 	return tea.Batch(cmds...)

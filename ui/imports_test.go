@@ -507,7 +507,7 @@ func watchedSubagent(t *testing.T, together bool) {
 	if !ok {
 		t.Fatalf("e did not explain: dialog %T", m.dialog)
 	}
-	if got := stripped(strings.Join(d.lines(200), "\n")); !strings.Contains(got, "read by one of this session's subagents, whose answers reach it:") {
+	if got := stripped(strings.Join(d.lines(200), "\n")); !strings.Contains(got, "read in another session of this agent run, a subagent's or a parent's:") {
 		t.Fatalf("the explanation does not name the subagents:\n%s", got)
 	}
 	drive(m, keyMsg("esc"))

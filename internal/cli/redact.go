@@ -282,12 +282,9 @@ func writeSpanReport(w io.Writer, tier *policy.Tier, rep redact.Report) {
 		for _, d := range rep.DerivedFrom {
 			fmt.Fprintf(w, "    derived from %s  — %s\n", inertLine(d.Path), plural(d.Spans, "span", "spans"))
 		}
-		if len(rep.Subagents) > 0 {
-			whose := "its subagent's session"
-			if len(rep.Subagents) > 1 {
-				whose = fmt.Sprintf("its %d subagents' sessions", len(rep.Subagents))
-			}
-			fmt.Fprintf(w, "    also from what %s withheld: %s\n", whose, strings.Join(rep.Subagents, ", "))
+		if len(rep.Related) > 0 {
+			fmt.Fprintf(w, "    also from what %s of its agent run withheld (subagents, and parents up to its end): %s\n",
+				plural(len(rep.Related), "session", "sessions"), strings.Join(rep.Related, ", "))
 		}
 	}
 	if tier.RedactsSecrets() {

@@ -52,10 +52,10 @@ const (
 func streamRedacted(st *session.Store, pol *policy.Policy, h session.Header, model string, fn func(stored, sent []session.Message) error) (redact.Report, int, []session.DecodeError, error) {
 	s := redact.NewStream(model, pol)
 	var keep func() // keeps where the stream found the fingerprints, once it is done
-	var subs []string
+	var related []string
 	if s.Gathers() {
 		var err error
-		if keep, subs, err = gather(st, pol, h, model, s); err != nil {
+		if keep, related, err = gather(st, pol, h, model, s); err != nil {
 			return redact.Report{}, 0, nil, err
 		}
 	}
@@ -116,7 +116,7 @@ func streamRedacted(st *session.Store, pol *policy.Policy, h session.Header, mod
 		keep()
 	}
 	rep := s.Report()
-	rep.Subagents = subs
+	rep.Related = related
 	return rep, read, bad, nil
 }
 
@@ -233,14 +233,12 @@ func readBatches(st *session.Store, h session.Header, look func(b []session.Mess
 // the stream then searches nothing. Otherwise, with a gathering that is
 // kept (now or before), the stream notes where it finds them, and keep,
 // called once every batch is redacted, keeps that.
-func gather(st *session.Store, pol *policy.Policy, h session.Header, model string, s *redact.Stream) (keep func(), subs []string, err error) {
+func gather(st *session.Store, pol *policy.Policy, h session.Header, model string, s *redact.Stream) (keep func(), related []string, err error) {
 	sc, err := tally.ScopeOf(st, pol, h.ID, model)
 	if err != nil {
 		return nil, nil, err
 	}
-	for _, sub := range sc.Subs {
-		subs = append(subs, sub.ID)
-	}
+	related = sc.IDs()
 	rev := sc.Rev
 	noting := func(name uint64) func() {
 		s.NoteMatches()
@@ -249,9 +247,9 @@ func gather(st *session.Store, pol *policy.Policy, h session.Header, model strin
 	if kept, ok, err := tally.LoadGathered(st, pol, h.ID, model, rev, h.Count); err == nil && ok && s.Resume(kept) {
 		name := tally.GatheredName(kept)
 		if m, ok, err := tally.LoadMatches(st, pol, h.ID, model, rev, h.Count, name); err == nil && ok && s.ResumeMatches(m) {
-			return nil, subs, nil
+			return nil, related, nil
 		}
-		return noting(name), subs, nil
+		return noting(name), related, nil
 	}
 	// A reader per core, as the TUI reads them: one reader, a message at
 	// a time while the last batch was gathered from, took 8.96-10.39 s
@@ -269,9 +267,10 @@ func gather(st *session.Store, pol *policy.Policy, h session.Header, model strin
 	if err := s.Settle(tally.ReadAt(st, h.ID, sc.Own)); err != nil {
 		return nil, nil, err
 	}
-	if len(sc.Subs) > 0 {
-		// What the session's subagents withhold: their answers in this
-		// session repeat what they read.
+	if len(sc.Related) > 0 {
+		// What the sessions of its agent run withhold: a subagent's
+		// answer here repeats what it read, a parent's prompt what the
+		// parent had read.
 		s.Beside()
 		prepare := func(b []session.Message) any { return s.Prepare(b) }
 		if err := sc.Beside(st, gatherPiece, prepare, func(p any) { s.GatherPrepared(p.(*redact.Prepared)) }); err != nil {
@@ -294,7 +293,7 @@ func gather(st *session.Store, pol *policy.Policy, h session.Header, model strin
 		keep = noting(name)
 	}
 	s.Ready()
-	return keep, subs, nil
+	return keep, related, nil
 }
 
 // gatherPiece is how many messages a gathering's reader reads at once.

@@ -38,6 +38,9 @@ match = "demo/trusted"
 tier  = "trusted"
 `
 
+// alsoFrom begins the report's line that names one session of the agent run.
+const alsoFrom = "also from what 1 session of its agent run withheld (subagents, and parents up to its end): "
+
 const (
 	subagentNotes = "LAUNCH_CODE=PURPLE-ELEPHANT-4242-ZEBRA\nThe quarterly numbers are confidential and must never leak out\n"
 	subagentValue = "PURPLE-ELEPHANT-4242-ZEBRA"
@@ -175,7 +178,7 @@ func TestSubagentReadsReachTheParent(t *testing.T) {
 							Path  string `json:"path"`
 							Spans int    `json:"spans"`
 						} `json:"derivedFrom"`
-						Subagents []string `json:"subagents"`
+						Related []string `json:"related"`
 					} `json:"report"`
 				}
 				must(t, json.Unmarshal([]byte(out), &doc))
@@ -187,10 +190,10 @@ func TestSubagentReadsReachTheParent(t *testing.T) {
 				if doc.Report.Derived != want || len(doc.Report.DerivedFrom) != 1 || doc.Report.DerivedFrom[0].Path != notes {
 					t.Fatalf("%s preview's report: %+v, want %d spans derived from %s", pass, doc.Report, want, notes)
 				}
-				if len(doc.Report.Subagents) != 1 || doc.Report.Subagents[0] == id {
-					t.Fatalf("%s preview's report names subagents %q, want the one", pass, doc.Report.Subagents)
+				if len(doc.Report.Related) != 1 || doc.Report.Related[0] == id {
+					t.Fatalf("%s preview's report names related sessions %q, want the subagent's", pass, doc.Report.Related)
 				}
-				if text := run("redact", id, "--model", "openai/limited"); !strings.Contains(text, "\n    also from what its subagent's session withheld: "+doc.Report.Subagents[0]+"\n") {
+				if text := run("redact", id, "--model", "openai/limited"); !strings.Contains(text, "\n    "+alsoFrom+doc.Report.Related[0]+"\n") {
 					t.Fatalf("the text report does not name the subagent:\n%s", text)
 				}
 				last := doc.Messages[len(doc.Messages)-1].Parts[0].Text
@@ -270,7 +273,7 @@ func TestCodexSubagentReadsReachTheParent(t *testing.T) {
 	for _, want := range []string{
 		"#5 tool wait (openai/gpt-5-codex)\n  · unknown source, sent unchecked: a subagent's answer, which may repeat what it read\n",
 		"derived from " + filepath.Join(ws, "secrets", "notes.env") + "  — 3 spans",
-		"also from what its subagent's session withheld: ",
+		alsoFrom,
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the parent's preview lacks %q:\n%s", want, out)
@@ -331,7 +334,96 @@ func TestGeminiSubagentReadsReachTheParent(t *testing.T) {
 	if strings.Contains(out, subagentValue) || strings.Contains(out, "quarterly") {
 		t.Fatalf("the parent sends what its subagent read:\n%s", out)
 	}
-	if !strings.Contains(out, "derived from "+notes+"  — ") || !strings.Contains(out, "also from what its subagent's session withheld: ") {
+	if !strings.Contains(out, "derived from "+notes+"  — ") || !strings.Contains(out, alsoFrom) {
 		t.Fatalf("the parent's report does not say where the spans come from:\n%s", out)
+	}
+}
+
+// The other way: the parent reads the denied file, then hands its value to
+// a subagent in the Task prompt. The subagent's session, previewed on its
+// own, withholds it: its figures rest on its parent up to its own last
+// message, so the parent running on after it does not make them be made
+// again.
+func TestParentReadsReachTheSubagent(t *testing.T) {
+	t.Parallel()
+	f := newDenyFixture(t, "send")
+	dir := filepath.Join(f.root, "projects", "-ws")
+	must(t, os.MkdirAll(filepath.Join(dir, "s1", "subagents"), 0o755))
+	at := func(sec int) string {
+		return time.Date(2025, 6, 1, 10, 0, 0, 0, time.UTC).Add(time.Duration(sec) * time.Second).Format(time.RFC3339Nano)
+	}
+	n := 0
+	line := func(b *strings.Builder, sec int, agent string, v map[string]any) {
+		n++
+		v["cwd"], v["sessionId"], v["uuid"], v["timestamp"] = f.ws, "s1", fmt.Sprintf("l%d", n), at(sec)
+		if agent != "" {
+			v["isSidechain"], v["agentId"] = true, agent
+		}
+		j, err := json.Marshal(v)
+		must(t, err)
+		b.Write(j)
+		b.WriteByte('\n')
+	}
+	prompt := "Check where LAUNCH_CODE=" + subagentValue + " is used"
+	var parent, sub strings.Builder
+	line(&parent, 1, "", map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": "Is the launch code used anywhere?"}})
+	line(&parent, 2, "", map[string]any{"type": "assistant", "message": map[string]any{"id": "m1", "role": "assistant", "model": "claude-sonnet-4-5",
+		"content": []any{map[string]any{"type": "tool_use", "id": "toolu_1", "name": "Read", "input": map[string]any{"file_path": f.notes}}}}})
+	line(&parent, 3, "", map[string]any{"type": "user", "message": map[string]any{"role": "user",
+		"content": []any{map[string]any{"type": "tool_result", "tool_use_id": "toolu_1", "content": numbered(subagentNotes, "→")}}}})
+	line(&parent, 4, "", map[string]any{"type": "assistant", "message": map[string]any{"id": "m2", "role": "assistant", "model": "claude-sonnet-4-5",
+		"content": []any{map[string]any{"type": "tool_use", "id": "toolu_2", "name": "Task", "input": map[string]any{"description": "Find uses", "prompt": prompt, "subagent_type": "Explore"}}}}})
+	line(&sub, 5, "b9", map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": prompt}})
+	line(&sub, 6, "b9", map[string]any{"type": "assistant", "message": map[string]any{"id": "s1", "role": "assistant", "model": "claude-haiku-4-5",
+		"content": []any{map[string]any{"type": "text", "text": "Nothing in the code uses " + subagentValue + "."}}}})
+	line(&parent, 7, "", map[string]any{"type": "user", "message": map[string]any{"role": "user",
+		"content": []any{map[string]any{"type": "tool_result", "tool_use_id": "toolu_2", "content": "Nothing in the code uses it."}}}})
+	mainFile := filepath.Join(dir, "s1.jsonl")
+	must(t, os.WriteFile(mainFile, []byte(parent.String()), 0o644))
+	subFile := filepath.Join(dir, "s1", "subagents", "agent-b9.jsonl")
+	must(t, os.WriteFile(subFile, []byte(sub.String()), 0o644))
+
+	f.run("import", "claude", dir)
+	subID, parentID := importedSession(t, f.store, subFile), importedSession(t, f.store, mainFile)
+	out := f.run("redact", subID, "--model", "openai/limited")
+	if strings.Contains(out, subagentValue) {
+		t.Fatalf("the subagent's session sends what its parent read:\n%s", out)
+	}
+	if !strings.Contains(out, "    derived from "+f.notes+"  — 2 spans\n") || !strings.Contains(out, "    "+alsoFrom+parentID+"\n") {
+		t.Fatalf("the subagent's report does not say where the spans come from:\n%s", out)
+	}
+
+	// Counted once; then the parent runs on, after the subagent's end.
+	counts := func() map[string]bool {
+		var list []struct {
+			ID     string `json:"id"`
+			Counts struct {
+				Derived int  `json:"derived"`
+				Kept    bool `json:"kept"`
+			} `json:"counts"`
+		}
+		must(t, json.Unmarshal([]byte(f.run("sessions", "--model", "openai/limited", "--format", "json")), &list))
+		kept := map[string]bool{}
+		for _, s := range list {
+			kept[s.ID] = s.Counts.Kept
+			if s.ID == subID && s.Counts.Derived != 2 {
+				t.Fatalf("the subagent's count: %+v, want 2 derived spans", s)
+			}
+		}
+		return kept
+	}
+	counts()
+	var more strings.Builder
+	line(&more, 60, "", map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": "Thanks. Now read the README."}})
+	line(&more, 61, "", map[string]any{"type": "assistant", "message": map[string]any{"id": "m3", "role": "assistant", "model": "claude-sonnet-4-5",
+		"content": []any{map[string]any{"type": "text", "text": "Reading it."}}}})
+	fh, err := os.OpenFile(mainFile, os.O_APPEND|os.O_WRONLY, 0)
+	must(t, err)
+	_, err = fh.WriteString(more.String())
+	must(t, err)
+	must(t, fh.Close())
+	f.run("import", "claude", dir)
+	if kept := counts(); !kept[subID] {
+		t.Fatalf("the parent's later messages made the subagent's count be made again: kept %v", kept)
 	}
 }

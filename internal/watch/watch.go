@@ -70,11 +70,14 @@ type Event struct {
 	From map[string]uint64
 	// Parents, in a Finished event, are the sessions that sessions the pass
 	// changed are subagents of (session.Store.Parents), sorted: what a tier
-	// with derived = "redact" withholds of them changed.
-	Parents  []string
-	Failed   int   // files of the pass that could not be imported
-	Err      error // the pass's first failure, or the watch's problem
-	Finished bool
+	// with derived = "redact" withholds of them changed. Subagents are the
+	// subagents of the sessions it changed, whose figures rest on their
+	// parents up to their own end (tally.Scope), sorted.
+	Parents   []string
+	Subagents []string
+	Failed    int   // files of the pass that could not be imported
+	Err       error // the pass's first failure, or the watch's problem
+	Finished  bool
 }
 
 // Debounce is how long a file must go without being written before it is
@@ -455,28 +458,34 @@ func (w *Watcher) pass(ctx context.Context, batch []item) {
 		if ev.Finished {
 			// Once a pass: a parent whose subagents the pass imported
 			// is counted again once, not after each of them.
-			ev.Parents = w.parents(all)
+			ev.Parents, ev.Subagents = w.related(all)
 		}
 		w.send(ev)
 	}
 }
 
-// parents returns the sessions that sessions in changed are subagents of,
-// sorted: those changed too are among them, as their counts may have been
-// made before their subagents' import. One that cannot be told is left
-// out: the next import of its subagent tells it.
-func (w *Watcher) parents(changed []string) []string {
-	var out []string
-	for _, id := range changed {
-		ps, _ := w.st.Parents(id)
-		for _, p := range ps {
-			if !slices.Contains(out, p.ID) {
-				out = append(out, p.ID)
+// related returns the sessions that sessions in changed are subagents of,
+// and their subagents, each sorted: those changed too are among them, as
+// their counts may have been made before the others' import. One that
+// cannot be told is left out: the next import tells it.
+func (w *Watcher) related(changed []string) (parents, subagents []string) {
+	add := func(to []string, hs []session.Header) []string {
+		for _, h := range hs {
+			if !slices.Contains(to, h.ID) {
+				to = append(to, h.ID)
 			}
 		}
+		return to
 	}
-	slices.Sort(out)
-	return out
+	for _, id := range changed {
+		ps, _ := w.st.Parents(id)
+		parents = add(parents, ps)
+		ss, _ := w.st.Subagents(id)
+		subagents = add(subagents, ss)
+	}
+	slices.Sort(parents)
+	slices.Sort(subagents)
+	return parents, subagents
 }
 
 // importOne imports one file and says which sessions it changed, from

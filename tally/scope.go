@@ -119,7 +119,7 @@ func upTo(st *session.Store, p session.Header, end time.Time) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	k := boundKey{st, p.ID, rev, p.Count, end.UnixNano()}
+	k := boundKey{st.Dir(), p.ID, rev, p.Count, end.UnixNano()}
 	bounds.Lock()
 	n, ok := bounds.m[k]
 	bounds.Unlock()
@@ -153,16 +153,14 @@ func upTo(st *session.Store, p session.Header, end time.Time) (uint64, error) {
 }
 
 type boundKey struct {
-	st         *session.Store // sessions of two stores may share an ID (a copy)
+	store      string // sessions of two stores may share an ID (a copy)
 	id         string
 	rev, count uint64
 	end        int64
 }
 
 // bounds remembers upTo's answers: the TUI asks at every page it builds.
-// A store closed and another opened at its address could meet an answer
-// left by the first: only for a session of the same ID, revision and
-// count, which a copy of the store would answer alike.
+// Keyed by the store's folder, not the store, which it would keep alive.
 var bounds = struct {
 	sync.Mutex
 	m map[boundKey]uint64

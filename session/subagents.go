@@ -188,6 +188,28 @@ func (s *Store) Parents(id string) ([]Header, error) {
 	return s.headers(ids)
 }
 
+// Related returns session id's parents and its subagents (Parents,
+// Subagents): the sessions of its agent run whose figures, for a tier with
+// derived = "redact", rest on its, or its on theirs.
+func (s *Store) Related(id string) (parents, subagents []Header, err error) {
+	if parents, err = s.Parents(id); err != nil {
+		return nil, nil, err
+	}
+	if subagents, err = s.Subagents(id); err != nil {
+		return nil, nil, err
+	}
+	return parents, subagents, nil
+}
+
+// IDs returns the IDs of hs, in order.
+func IDs(hs []Header) []string {
+	out := make([]string, len(hs))
+	for i, h := range hs {
+		out[i] = h.ID
+	}
+	return out
+}
+
 // walk returns the sessions next leads to from session id, of origin o,
 // and from them in turn (by their origins), each once, id left out.
 func (l *links) walk(id, o string, next func(o string) []string) []string {

@@ -51,16 +51,12 @@ func ScopeOf(st *session.Store, pol *policy.Policy, sid, model string) (Scope, e
 	if tier, _ := pol.TierFor(model); !tier.RedactsDerived() {
 		return sc, nil
 	}
-	subs, err := st.Subagents(sid)
+	parents, subs, err := st.Related(sid)
 	if err != nil {
 		return Scope{}, err
 	}
 	for _, h := range subs {
 		sc.Related = append(sc.Related, Related{ID: h.ID, Upto: h.Count})
-	}
-	parents, err := st.Parents(sid)
-	if err != nil {
-		return Scope{}, err
 	}
 	if len(parents) > 0 {
 		end, err := lastTime(st, sid)
@@ -166,7 +162,7 @@ var bounds = struct {
 	m map[boundKey]uint64
 }{m: map[boundKey]uint64{}}
 
-// IDs returns the IDs of sc's related sessions, in order.
+// IDs returns the IDs of sc's related sessions, in order (nil when none).
 func (sc Scope) IDs() []string {
 	var out []string
 	for _, r := range sc.Related {

@@ -58,12 +58,8 @@ func explain(st *session.Store, pol *policy.Policy, sid string, m session.Messag
 			out.exps = append(out.exps, pol.Explain(model, p))
 		}
 		if sent != nil && st != nil {
-			// Only a note: none if it cannot be told.
-			subs, _ := st.Subagents(sid)
-			parents, _ := st.Parents(sid)
-			for _, h := range append(subs, parents...) {
-				out.related = append(out.related, h.ID)
-			}
+			parents, subs, _ := st.Related(sid) // only a note: none if it cannot be told
+			out.related = session.IDs(append(subs, parents...))
 		}
 		return out
 	}
@@ -386,13 +382,8 @@ func (d *deleteDialog) update(msg tea.KeyMsg) (bool, tea.Cmd) {
 	case key.Matches(msg, k.Confirm):
 		st, sid := d.c.store, d.h.ID
 		return true, func() tea.Msg {
-			ps, _ := st.Parents(sid) // asked before: a deleted session has none
-			ss, _ := st.Subagents(sid)
-			msg := deletedMsg{sid: sid, err: st.Delete(sid)}
-			for _, h := range append(ps, ss...) {
-				msg.related = append(msg.related, h.ID)
-			}
-			return msg
+			ps, ss, _ := st.Related(sid) // asked before: a deleted session has none
+			return deletedMsg{sid: sid, err: st.Delete(sid), related: session.IDs(append(ps, ss...))}
 		}
 	case key.Matches(msg, k.Refuse), msg.String() == "q", msg.Type == tea.KeyCtrlC:
 		return true, nil

@@ -435,7 +435,7 @@ func (w *Watcher) pass(ctx context.Context, batch []item) {
 	ev := Event{Files: len(batch)}
 	w.send(ev)
 	grown := map[string]bool{}
-	var all []string // sessions the pass changed, for Parents
+	var all []string // sessions the pass changed, for Parents and Subagents
 	for i, it := range batch {
 		if ctx.Err() != nil {
 			return
@@ -469,23 +469,14 @@ func (w *Watcher) pass(ctx context.Context, batch []item) {
 // their counts may have been made before the others' import. One that
 // cannot be told is left out: the next import tells it.
 func (w *Watcher) related(changed []string) (parents, subagents []string) {
-	add := func(to []string, hs []session.Header) []string {
-		for _, h := range hs {
-			if !slices.Contains(to, h.ID) {
-				to = append(to, h.ID)
-			}
-		}
-		return to
-	}
 	for _, id := range changed {
-		ps, _ := w.st.Parents(id)
-		parents = add(parents, ps)
-		ss, _ := w.st.Subagents(id)
-		subagents = add(subagents, ss)
+		ps, ss, _ := w.st.Related(id)
+		parents = append(parents, session.IDs(ps)...)
+		subagents = append(subagents, session.IDs(ss)...)
 	}
 	slices.Sort(parents)
 	slices.Sort(subagents)
-	return parents, subagents
+	return slices.Compact(parents), slices.Compact(subagents)
 }
 
 // importOne imports one file and says which sessions it changed, from

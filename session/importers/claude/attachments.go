@@ -1,6 +1,7 @@
 package claude
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -129,7 +130,7 @@ func (p *parser) attachment(l *line) bool {
 	for _, f := range files {
 		m.Parts = append(m.Parts, session.Part{Kind: session.PartText, Text: f.head})
 		body := session.Part{Kind: session.PartText, Text: strings.TrimSuffix(f.text, "\n")}
-		if all := p.paths.Forms(f.path, cwdOf(l, p.st.Cwd)); len(all) > 0 {
+		if all := p.paths.Forms(f.path, cmp.Or(l.Cwd, p.st.Cwd)); len(all) > 0 {
 			body.SourcePath = all[0]
 			forms = append(forms, all[1:]...)
 		} else {
@@ -140,11 +141,4 @@ func (p *parser) attachment(l *line) bool {
 	m.SyncSourcePaths(forms...)
 	p.sink.Add(key, m)
 	return true
-}
-
-func cwdOf(l *line, fallback string) string {
-	if l.Cwd != "" {
-		return l.Cwd
-	}
-	return fallback
 }

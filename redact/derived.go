@@ -521,6 +521,9 @@ func cutAll(gs []*gathered, seed maphash.Seed) [][]cut {
 		wg.Go(func() {
 			for j, w := range g.withheld {
 				eachFingerprint(w.text, func(fp string) {
+					if namesFile(fp, w.path) {
+						return // the file's name: its placeholder says it
+					}
 					cuts[i] = append(cuts[i], cut{fp, maphash.String(seed, fp), int32(j)})
 				})
 			}

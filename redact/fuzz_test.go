@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -138,6 +139,9 @@ func fuzzHistory(c *choices, paths []string) []session.Message {
 			if c.n(5) == 0 {
 				in, _ := json.Marshal(map[string]any{"path": "x", "old_string": c.snippet(), "n": []any{1, c.snippet()}})
 				p.Kind, p.CallID, p.Name, p.Input = session.PartToolCall, "c", "Edit", in
+				if (style == 1 || style == 3) && c.n(2) == 0 {
+					p.SourcePath = paths[c.n(len(paths))] // the file it writes
+				}
 			} else if (style == 1 || style == 3) && c.n(3) > 0 {
 				p.SourcePath = paths[c.n(len(paths))]
 			}
@@ -185,6 +189,7 @@ func FuzzHistory(f *testing.F) {
 			t.Fatal("History changed its input")
 		}
 		checkInvariants(t, pol, label, msgs, out, rep)
+		checkWrites(t, pol, label, msgs, out)
 		checkSpans(t, pol, msgs, out)
 		// The engine sends what the path rule says. pathRule knows nothing
 		// of derived and secret redaction, so only for a tier without them.
@@ -379,6 +384,60 @@ func hasPlaceholder(parts []session.Part, path string) bool {
 		if p.Redacted && p.SourcePath == path {
 			return true
 		}
+		for _, f := range p.Filtered {
+			if f.Kind == "path" && f.Path == path {
+				return true
+			}
+		}
 	}
 	return false
+}
+
+// checkWrites checks the calls of in that write a denied file: each is
+// sent, with the same keys, and each string of its input is the file's
+// placeholder, the file's path or empty.
+func checkWrites(t *testing.T, pol *policy.Policy, label string, in, out []session.Message) {
+	t.Helper()
+	k := 0
+	for _, m := range in {
+		if m.Role == session.RoleEvent {
+			continue
+		}
+		sent := &out[k]
+		k++
+		for _, p := range m.Parts {
+			if p.Kind != session.PartToolCall || p.SourcePath == "" || pol.Allowed("any/model", p.SourcePath) {
+				continue
+			}
+			i := slices.IndexFunc(sent.Parts, func(s session.Part) bool { return s.Kind == session.PartToolCall && s.SourcePath == p.SourcePath })
+			if i < 0 {
+				if slices.ContainsFunc(sent.Parts, func(s session.Part) bool { return s.Redacted }) {
+					continue // the whole message went (a denied path no part carries)
+				}
+				t.Fatalf("message %s: its call that writes %s is not sent: %+v", m.ID, p.SourcePath, sent.Parts)
+			}
+			var before, after map[string]any
+			if json.Unmarshal(p.Input, &before) != nil || json.Unmarshal(sent.Parts[i].Input, &after) != nil || len(before) != len(after) {
+				t.Fatalf("message %s: the call's input %s is sent as %s", m.ID, p.Input, sent.Parts[i].Input)
+			}
+			var walk func(v any)
+			walk = func(v any) {
+				switch v := v.(type) {
+				case string:
+					if v != "" && v != Placeholder(p.SourcePath, label) && v != p.SourcePath {
+						t.Fatalf("message %s: %q of a call that writes denied %s is sent", m.ID, v, p.SourcePath)
+					}
+				case []any:
+					for _, x := range v {
+						walk(x)
+					}
+				case map[string]any:
+					for _, x := range v {
+						walk(x)
+					}
+				}
+			}
+			walk(after)
+		}
+	}
 }

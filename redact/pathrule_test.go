@@ -47,6 +47,9 @@ func pathRule(msgs []session.Message, model string, p *policy.Policy) []session.
 			for _, pt := range m.Parts {
 				if !denied(pt.SourcePath) {
 					parts = append(parts, pt)
+				} else if pt.Kind == session.PartToolCall {
+					call, _, _ := writtenCall(pt, Placeholder(pt.SourcePath, tier.Label))
+					parts = append(parts, call)
 				} else if last := len(parts) - 1; last < 0 || !parts[last].Redacted || parts[last].SourcePath != pt.SourcePath {
 					parts = append(parts, placeholder(pt.Kind, pt.SourcePath))
 				}
@@ -79,4 +82,34 @@ func withholdRest(parts []session.Part, withheld string) []session.Part {
 		return parts
 	}
 	return append(kept, session.Part{Kind: kind, Text: withheld, Redacted: true})
+}
+
+// writtenCall is what the path rule sends of pt, a tool call that writes
+// the denied file pt.SourcePath: the strings of its input but its keys and
+// the file's name, and its text, are placeholder. It also returns what they
+// were, and whether there were any.
+func writtenCall(pt session.Part, placeholder string) (session.Part, []string, bool) {
+	var was []string
+	var notes []session.Filtered
+	note := func(key int, s string) {
+		was = append(was, s)
+		notes = append(notes, session.Filtered{Kind: "path", Path: pt.SourcePath, Key: key, End: len(placeholder), StoredEnd: len(s)})
+	}
+	if pt.Text != "" {
+		note(-1, pt.Text)
+		pt.Text = placeholder
+	}
+	repl := map[int]string{}
+	pt.EachUnit(func(u session.Unit) {
+		if u.Text != "" && !session.IsInputKey(pt.Input, u) && !namesFile(u.Text, pt.SourcePath) {
+			note(u.Key, u.Text)
+			repl[u.Key] = placeholder
+		}
+	})
+	if len(notes) == 0 {
+		return pt, nil, false
+	}
+	pt.Input = session.ReplaceUnits(pt.Input, repl)
+	pt.Filtered = notes
+	return pt, was, true
 }

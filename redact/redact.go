@@ -2,6 +2,7 @@ package redact
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/scrim-dev/scrim/policy"
 	"github.com/scrim-dev/scrim/secrets"
@@ -242,10 +243,21 @@ func (t *tally) redactParts(d *decisions, parts []session.Part, idx []int32, ord
 	for i := range parts {
 		pt := parts[i]
 		if d.allowed(idx[i]) {
-			if t.gather != nil && idx[i] >= 0 && !t.gather.unknown {
+			if t.gather != nil && idx[i] >= 0 && !t.gather.unknown && pt.Kind != session.PartToolCall {
 				t.gather.allowed = append(t.gather.allowed, allowedText{pt.Text, t.gather.seq})
 			}
 			parts[w] = pt
+			w++
+			continue
+		}
+		if pt.Kind == session.PartToolCall {
+			// A call that writes the denied file: its input holds the
+			// file's content (what an edit replaces, what it writes). The
+			// call stays, so that its result still answers it.
+			var ok bool
+			if parts[w], ok = t.withholdInput(d, pt, idx[i], order+int64(i)); ok {
+				redacted++
+			}
 			w++
 			continue
 		}
@@ -300,4 +312,54 @@ func (t *tally) redactWhole(d *decisions, m *session.Message, meta, parts []int3
 	t.redactedParts += len(m.Parts)
 	t.redactedMessages++
 	return out
+}
+
+// withholdInput replaces, in the copy p of a tool call that writes the
+// denied file of decision index k, each string of its input by the file's
+// placeholder: its keys stay, and the value that names the file (its
+// placeholder names it too), so that the call is still the same call, in
+// valid JSON. It reports whether anything was replaced; what was is
+// withheld content for derived redaction, met at order.
+func (t *tally) withholdInput(d *decisions, p session.Part, k int32, order int64) (session.Part, bool) {
+	path, ph := d.set.paths[k], d.verdicts[k].denied.placeholder
+	var repl map[int]string
+	var notes []session.Filtered
+	if p.Text != "" { // a call has none, as the agents write them
+		if t.gather != nil {
+			t.gather.withheld = append(t.gather.withheld, withheldText{p.Text, path, order})
+		}
+		notes = append(notes, session.Filtered{Kind: "path", Path: path, Key: -1, End: len(ph), StoredEnd: len(p.Text)})
+		p.Text = ph
+	}
+	p.EachUnit(func(u session.Unit) {
+		if u.Text == "" || session.IsInputKey(p.Input, u) || namesFile(u.Text, path) {
+			return
+		}
+		if t.gather != nil {
+			t.gather.withheld = append(t.gather.withheld, withheldText{u.Text, path, order})
+		}
+		if repl == nil {
+			repl = map[int]string{}
+		}
+		repl[u.Key] = ph
+		notes = append(notes, session.Filtered{Kind: "path", Path: path, Key: u.Key, End: len(ph), StoredEnd: len(u.Text)})
+	})
+	if notes == nil {
+		return p, false
+	}
+	p.Input = session.ReplaceUnits(p.Input, repl)
+	p.Filtered = notes
+	return p, true
+}
+
+// namesFile reports whether s, a string of a tool call's input or a
+// fingerprint, is the path of the file at the canonical path: itself, or a
+// relative path that ends it. It is asked of every fingerprint a gathering
+// cuts, so it allocates nothing and most strings fail its first compare.
+func namesFile(s, path string) bool {
+	if s == path {
+		return true
+	}
+	s = strings.TrimPrefix(s, "./")
+	return s != "" && s[0] != '/' && len(s) < len(path) && path[len(path)-len(s)-1] == '/' && strings.HasSuffix(path, s)
 }

@@ -317,3 +317,26 @@ func TestDecisionsAreMemoised(t *testing.T) {
 		})
 	}
 }
+
+func TestNamesFile(t *testing.T) {
+	const path = "/home/dev/shop/secrets/notes.env"
+	for _, tt := range []struct {
+		s    string
+		want bool
+	}{
+		{path, true},
+		{"secrets/notes.env", true},
+		{"./secrets/notes.env", true},
+		{"notes.env", true},
+		{"/notes.env", false},       // another file, absolute
+		{"tes.env", false},          // not a whole name
+		{"/home/dev/shop", false},   // its folder
+		{"LAUNCH=notes.env", false}, // content that ends with its name
+		{"", false},
+		{"./", false},
+	} {
+		if got := namesFile(tt.s, path); got != tt.want {
+			t.Errorf("namesFile(%q) = %v, want %v", tt.s, got, tt.want)
+		}
+	}
+}

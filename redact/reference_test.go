@@ -65,9 +65,14 @@ func reference(msgs []session.Message, model string, p *policy.Policy) ([]sessio
 			case whole && !unknown:
 				allowedTexts = append(allowedTexts, pt.Text)
 			case whole:
+			case pt.Kind == session.PartToolCall && pt.SourcePath != "" && !allowed(pt.SourcePath):
+				_, was, _ := writtenCall(pt, Placeholder(pt.SourcePath, tier.Label))
+				for _, s := range was {
+					withheld = append(withheld, withheldText{s, pt.SourcePath, order + int64(i)})
+				}
 			case pt.SourcePath != "" && !allowed(pt.SourcePath):
 				withheld = append(withheld, withheldText{pt.Text, pt.SourcePath, order + int64(i)})
-			case pt.SourcePath != "" && !unknown:
+			case pt.SourcePath != "" && !unknown && pt.Kind != session.PartToolCall: // a call is not what the tier reads
 				allowedTexts = append(allowedTexts, pt.Text)
 			}
 		}
@@ -89,13 +94,20 @@ func reference(msgs []session.Message, model string, p *policy.Policy) ([]sessio
 				switch {
 				case pt.SourcePath == "" || allowed(pt.SourcePath):
 					parts = append(parts, pt)
+				case pt.Kind == session.PartToolCall: // it writes the file: its input holds some
+					call, _, ok := writtenCall(pt, Placeholder(pt.SourcePath, tier.Label))
+					if parts = append(parts, call); ok {
+						n++
+					}
 				case len(parts) > 0 && parts[len(parts)-1].Redacted && parts[len(parts)-1].SourcePath == pt.SourcePath:
 					n++ // consecutive parts of one file: one placeholder
 				default:
 					parts, n = append(parts, ph(pt.Kind, pt.SourcePath)), n+1
 				}
 			}
-			rep.RedactedMessages, rep.RedactedParts, redacted = rep.RedactedMessages+1, rep.RedactedParts+n, true
+			if n > 0 {
+				rep.RedactedMessages, rep.RedactedParts, redacted = rep.RedactedMessages+1, rep.RedactedParts+n, true
+			}
 		}
 		// Content of unknown source left after that: withheld, in one
 		// placeholder after the paths', or sent unchecked and counted.
@@ -156,6 +168,9 @@ func referenceFingerprints(withheld []withheldText, allowed []string, label stri
 	var fps []refFingerprint
 	for _, w := range withheld {
 		eachFingerprint(w.text, func(fp string) {
+			if namesFile(fp, w.path) {
+				return // the file's name, which its placeholder says
+			}
 			if !seen[fp] && !also[fp] {
 				fps = append(fps, refFingerprint{text: fp, path: w.path, placeholder: Placeholder(w.path, label)})
 			}
@@ -171,7 +186,7 @@ func referenceSpans(stored, out []session.Message, fps []refFingerprint, tier *p
 	var st spanTally
 	for k := range out {
 		m := &out[k]
-		changed, before := false, slices.ContainsFunc(m.Parts, func(p session.Part) bool { return p.Redacted })
+		changed, before := false, slices.ContainsFunc(m.Parts, func(p session.Part) bool { return p.Redacted || len(p.Filtered) > 0 })
 		m.Parts = slices.Clone(m.Parts)
 		for j := range m.Parts {
 			p := &m.Parts[j]
@@ -181,6 +196,9 @@ func referenceSpans(stored, out []session.Message, fps []refFingerprint, tier *p
 			repl := map[int]string{}
 			var notes []session.Filtered
 			p.EachUnit(func(u session.Unit) {
+				if slices.ContainsFunc(p.Filtered, func(f session.Filtered) bool { return f.Kind == "path" && f.Key == u.Key }) {
+					return // the path rule's placeholder
+				}
 				var spans []span
 				for _, f := range fps {
 					for at := 0; ; {
@@ -217,7 +235,7 @@ func referenceSpans(stored, out []session.Message, fps []refFingerprint, tier *p
 			} else {
 				p.Input = session.ReplaceUnits(p.Input, repl)
 			}
-			p.Filtered = notes
+			p.Filtered = append(p.Filtered[:len(p.Filtered):len(p.Filtered)], notes...)
 		}
 		if changed && !before {
 			rep.RedactedMessages++

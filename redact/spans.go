@@ -225,6 +225,9 @@ func (f *filterer) part(p *session.Part, seq uint64, i int, found []secrets.Find
 	var spans []span
 	var noted []keptSpan
 	p.EachUnit(func(u session.Unit) {
+		if withheldUnit(p, u.Key) {
+			return // a placeholder already: a call's input of a denied file
+		}
 		ok := false // the places are the kept ones
 		if f.kept != nil {
 			spans, ok = f.kept.of(seq, i, u.Key, u.Text, spans[:0])
@@ -271,6 +274,17 @@ func (f *filterer) part(p *session.Part, seq uint64, i int, found []secrets.Find
 	}
 	p.Filtered = append(p.Filtered[:len(p.Filtered):len(p.Filtered)], notes...)
 	return true
+}
+
+// withheldUnit reports whether the path pass replaced unit key of p whole
+// (tally.withholdInput).
+func withheldUnit(p *session.Part, key int) bool {
+	for _, f := range p.Filtered {
+		if f.Key == key && f.Kind == "path" {
+			return true
+		}
+	}
+	return false
 }
 
 // merge sorts spans and joins those that overlap (the first one's

@@ -55,8 +55,10 @@ type Part struct {
 	// SourcePath is the canonical absolute path this text was read from; ""
 	// means the text is not file content (or its source is not known per part).
 	SourcePath string `json:"sourcePath,omitempty"`
-	// Tool calls: the call's ID, the tool's name and its JSON input. Never
-	// redacted: they are the model's own words, not file content.
+	// Tool calls: the call's ID, the tool's name and its JSON input: the
+	// model's own words, but for a call that writes a file (an edit, a
+	// write), whose SourcePath is that file: what its input holds of the
+	// file, what it replaces and what it writes, is the file's content.
 	// Redacted marks a placeholder produced by package redact; it is never
 	// stored. Renderers use it, not the text, to show placeholders, so file
 	// content cannot pass itself off as one.
@@ -181,11 +183,7 @@ func (m *Message) Validate() error {
 	}
 	for i, pt := range m.Parts {
 		switch pt.Kind {
-		case PartText, PartToolResult:
-		case PartToolCall:
-			if pt.SourcePath != "" {
-				return fmt.Errorf("part %d is a tool call with a sourcePath; tool calls are not file content", i+1)
-			}
+		case PartText, PartToolResult, PartToolCall:
 		default:
 			return fmt.Errorf("part %d kind %q is not one of text, tool_call, tool_result", i+1, pt.Kind)
 		}

@@ -47,8 +47,9 @@ func TestValidate(t *testing.T) {
 		{"a Windows path not as recorded", Message{Role: RoleTool, Meta: Meta{SourcePaths: []string{`c:\Users\me\.env`}}}, "absolute, clean"},
 		{"attributed part relative", Message{Role: RoleTool, Parts: []Part{text("a", "a")},
 			Meta: Meta{SourcePaths: []string{"a"}}}, "absolute, clean"},
-		{"tool call with sourcePath", Message{Role: RoleAssistant, Parts: []Part{{Kind: PartToolCall, SourcePath: "/a"}},
-			Meta: Meta{SourcePaths: []string{"/a"}}}, "tool call"},
+		{"tool call that writes a file", Message{Role: RoleAssistant, Parts: []Part{{Kind: PartToolCall, SourcePath: "/a"}},
+			Meta: Meta{SourcePaths: []string{"/a"}}}, ""},
+		{"tool call that writes a file, sourcePaths nil", Message{Role: RoleAssistant, Parts: []Part{{Kind: PartToolCall, SourcePath: "/a"}}}, "do not start with"},
 		{"unknown part kind", Message{Role: RoleUser, Parts: []Part{{Kind: "image"}}}, "kind"},
 		{"tool input not JSON", Message{Role: RoleAssistant, Parts: []Part{{Kind: PartToolCall, Name: "read", Input: json.RawMessage(`{"path":`)}}}, "not valid JSON"},
 	}

@@ -78,6 +78,21 @@ func stringEnd(in []byte, i int) (int, bool) {
 	return -1, escaped
 }
 
+// IsInputKey reports whether u, a unit of the tool call input in, is one
+// of its objects' keys rather than a value.
+func IsInputKey(in []byte, u Unit) bool {
+	for i := u.Hi; i < len(in); i++ {
+		switch in[i] {
+		case ' ', '\t', '\n', '\r':
+			continue
+		case ':':
+			return true
+		}
+		return false
+	}
+	return false
+}
+
 // ReplaceUnits returns in with the JSON strings whose keys repl names
 // replaced by the given texts, each encoded as a JSON string; everything
 // else is kept byte for byte, so the result is valid JSON if in was.

@@ -21,7 +21,7 @@ import (
 
 func gatheredName(tier *policy.Tier) string { return "gathered/" + tier.Name }
 
-const gatheredVersion = 1
+const gatheredVersion = 2
 
 // LoadGathered returns the gathering kept for model's tier of session sid
 // if it was made at revision rev, over count messages, with the tier as it
@@ -105,7 +105,7 @@ func GatheredName(kept []byte) uint64 { return xxhash.Sum64(kept) }
 
 func matchesName(tier *policy.Tier) string { return "matched/" + tier.Name }
 
-const matchesVersion = 1
+const matchesVersion = 2
 
 // SaveMatches keeps where a preview of model's tier found the fingerprints
 // of the gathering named gathering (KeepGathered) in session sid's first

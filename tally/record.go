@@ -10,7 +10,7 @@ import (
 
 // recordVersion changes whenever the layout below does: an older record is
 // then counted again, not misread.
-const recordVersion = 1
+const recordVersion = 2
 
 // name is the record's name beside the session: one per tier (every model
 // of a tier is sent the same).

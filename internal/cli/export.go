@@ -373,7 +373,10 @@ func partLabel(p *session.Part) string {
 			label += " (" + p.CallID + ")"
 		}
 	}
-	if p.SourcePath != "" {
+	switch {
+	case p.SourcePath != "" && p.Kind == session.PartToolCall:
+		label += " writes " + p.SourcePath
+	case p.SourcePath != "":
 		label += " from " + p.SourcePath
 	}
 	return safeLine(label)

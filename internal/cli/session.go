@@ -427,7 +427,10 @@ func writeTextMessage(w io.Writer, m *session.Message) error {
 				label += " (" + inertLine(p.CallID) + ")"
 			}
 		}
-		if p.SourcePath != "" {
+		switch {
+		case p.SourcePath != "" && p.Kind == session.PartToolCall:
+			label += " writes " + inertLine(p.SourcePath)
+		case p.SourcePath != "":
 			label += " from " + inertLine(p.SourcePath)
 		}
 		fmt.Fprintf(w, "  [%s]\n", label)

@@ -166,7 +166,7 @@ func TestEditsAndOtherTools(t *testing.T) {
 	m := " model=anthropic/claude-sonnet-4-5"
 	importtest.Compare(t, msgs, []string{
 		"user parts=[text] paths=nil",
-		"assistant" + m + " parts=[call:t1:Edit call:t2:Write call:t3:NotebookRead call:t4:mcp__github__get_issue call:t5:Read] paths=nil",
+		"assistant" + m + " parts=[call:t1:Edit:writes:/home/dev/shop/src/cart.go call:t2:Write:writes:/home/dev/shop/src/new.go call:t3:NotebookRead call:t4:mcp__github__get_issue call:t5:Read] paths=[/home/dev/shop/src/cart.go /home/dev/shop/src/new.go]",
 		"tool edit" + m + " parts=[tool_result] paths=[/home/dev/shop/src/cart.go]",
 		"tool write" + m + " parts=[tool_result] paths=[/home/dev/shop/src/new.go]",
 		"tool notebookread" + m + " parts=[from:/home/dev/shop/nb/analysis.ipynb] paths=[/home/dev/shop/nb/analysis.ipynb]",

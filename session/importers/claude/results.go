@@ -1,6 +1,7 @@
 package claude
 
 import (
+	"cmp"
 	"encoding/json"
 	"regexp"
 	"sort"
@@ -11,17 +12,24 @@ import (
 	"github.com/scrim-dev/scrim/shellread"
 )
 
-// openCall remembers a tool call until its result arrives.
-func (p *parser) openCall(key string, m *session.Message, b block, cwd string) {
-	if b.ID == "" {
-		return
-	}
+// openCall remembers a tool call until its result arrives. It returns the file the call writes, for a tool that writes one: what
+// its input holds of that file (what an edit replaces, what it writes) is
+// the file's content.
+func (p *parser) openCall(key string, m *session.Message, b block, cwd string) (writes string) {
 	c := &call{Name: b.Name, Cwd: cwd, SessionID: m.SessionID, Seq: m.Seq}
 	_ = json.Unmarshal(b.Input, &c.In) // a malformed input only costs attribution
+	switch c.Name {
+	case "Edit", "MultiEdit", "Write", "NotebookEdit":
+		writes = p.paths.Canonical(cmp.Or(c.In.FilePath, c.In.NotebookPath), cwd)
+	}
+	if b.ID == "" {
+		return writes
+	}
 	if p.st.Pending == nil {
 		p.st.Pending = map[string]*call{}
 	}
 	p.st.Pending[b.ID] = c
+	return writes
 }
 
 // result writes a tool_result block as a tool message paired with its call.

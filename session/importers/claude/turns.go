@@ -37,7 +37,7 @@ func (p *parser) assistant(key string, l *line) bool {
 			pt = session.Part{Kind: session.PartText, Text: b.Text}
 		case "tool_use":
 			pt = session.Part{Kind: session.PartToolCall, CallID: b.ID, Name: b.Name, Input: b.Input}
-			p.openCall(key, t.m, b, l.Cwd)
+			pt.SourcePath = p.openCall(key, t.m, b, l.Cwd)
 			p.callFor(key, b.ID)
 		default:
 			// thinking blocks are signed by and for the model that wrote
@@ -86,10 +86,14 @@ func (p *parser) finishTurn(key string) {
 	if t.revise {
 		if len(t.added) > 0 {
 			added := t.added
-			p.sink.Revise(t.m.SessionID, t.m.Seq, func(m *session.Message) { m.Parts = append(m.Parts, added...) })
+			p.sink.Revise(t.m.SessionID, t.m.Seq, func(m *session.Message) {
+				m.Parts = append(m.Parts, added...)
+				m.SyncSourcePaths()
+			})
 		}
 		return
 	}
+	t.m.SyncSourcePaths()
 	p.sink.Put(t.m)
 }
 

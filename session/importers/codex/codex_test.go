@@ -38,7 +38,7 @@ func TestRolloutFixture(t *testing.T) {
 		"tool bash" + m + " parts=[from:/home/dev/api/src/login.py] paths=[/home/dev/api/src/login.py]",
 		"assistant" + m + " parts=[call:call_4:shell] paths=nil",
 		"tool bash" + m + " parts=[tool_result] paths=[/home/dev/api/a.txt /home/dev/api/b.txt]",
-		"assistant" + m + " parts=[call:call_5:apply_patch] paths=nil",
+		"assistant" + m + " parts=[call:call_5:apply_patch:writes:/home/dev/api/src/login.py] paths=[/home/dev/api/src/login.py]",
 		"tool apply_patch" + m + " parts=[tool_result] paths=nil nofiles",
 		"assistant" + m + " parts=[call:call_6:shell] paths=nil note=no result recorded for tool call call_6 (shell)",
 		"assistant" + m + " parts=[text] paths=nil",

@@ -110,7 +110,46 @@ func (p *parser) callItem(it *payload, ts time.Time) {
 		c.Reads, c.Known = old.Reads, true // its event came first
 	}
 	p.st.Calls[id] = c
-	p.turn.Parts = append(p.turn.Parts, session.Part{Kind: session.PartToolCall, CallID: id, Name: name, Input: input})
+	pt := session.Part{Kind: session.PartToolCall, CallID: id, Name: name, Input: input}
+	patch, dir := "", ""
+	switch {
+	case name == "apply_patch" && it.Type == "function_call":
+		var a struct {
+			Input string `json:"input"`
+		}
+		_ = json.Unmarshal(input, &a)
+		patch = a.Input
+	case name == "apply_patch":
+		patch = it.Input
+	case len(c.Argv) == 2 && c.Argv[0] == "apply_patch": // the shell tool's ["apply_patch", patch]
+		patch, dir = c.Argv[1], c.Workdir
+	}
+	if file := patchedFile(patch); file != "" {
+		pt.SourcePath = p.paths.Canonical(file, p.dir(dir))
+	}
+	p.turn.Parts = append(p.turn.Parts, pt)
+}
+
+// patchedFile returns the file an apply_patch patch adds, changes or
+// deletes when it touches only one: what the patch holds of it, the lines
+// it keeps, removes and adds, is that file's content. A patch of several
+// files gives "" (one part is of one file): what it repeats of a file read
+// before is still derived content.
+func patchedFile(patch string) string {
+	file := ""
+	for line := range strings.Lines(patch) {
+		line = strings.TrimRight(line, "\r\n")
+		for _, head := range [...]string{"*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: "} {
+			if name, ok := strings.CutPrefix(line, head); ok {
+				name = strings.TrimSpace(name)
+				if file != "" && name != file {
+					return ""
+				}
+				file = name
+			}
+		}
+	}
+	return file
 }
 
 // noteCommand reads the command a shell-like call runs from its arguments.
@@ -168,8 +207,12 @@ func (p *parser) finishTurn() {
 	case p.turn == nil:
 	case p.revise:
 		added := p.turn.Parts
-		p.sink.Revise(p.turn.SessionID, p.turn.Seq, func(m *session.Message) { m.Parts = append(m.Parts, added...) })
+		p.sink.Revise(p.turn.SessionID, p.turn.Seq, func(m *session.Message) {
+			m.Parts = append(m.Parts, added...)
+			m.SyncSourcePaths()
+		})
 	default:
+		p.turn.SyncSourcePaths()
 		p.sink.Put(p.turn)
 	}
 	p.turn, p.revise = nil, false

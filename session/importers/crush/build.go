@@ -70,9 +70,10 @@ func (b *builder) message(row messageRow) bool {
 					input = nil
 				}
 				b.calls[d.ID] = &call{name: d.Name, input: input, msg: m}
-				m.Parts = append(m.Parts, session.Part{Kind: session.PartToolCall, CallID: d.ID, Name: d.Name, Input: input})
+				m.Parts = append(m.Parts, session.Part{Kind: session.PartToolCall, CallID: d.ID, Name: d.Name, Input: input, SourcePath: b.writes(d.Name, input)})
 			}
 		}
+		m.SyncSourcePaths()
 		b.msgs = append(b.msgs, m)
 	case "tool":
 		for _, p := range parts {
@@ -87,6 +88,21 @@ func (b *builder) message(row messageRow) bool {
 		return false
 	}
 	return true
+}
+
+// writes returns the file a call of the tool name with input writes (what
+// its input holds of it, what an edit replaces and what it writes, is that
+// file's content), "" for a tool that writes none or names no file.
+func (b *builder) writes(name string, input json.RawMessage) string {
+	if name != "edit" && name != "multiedit" && name != "write" || input == nil {
+		return ""
+	}
+	var a args
+	decode(input, &a)
+	if forms := b.paths.Forms(a.FilePath, b.cwd); len(forms) > 0 {
+		return forms[0]
+	}
+	return ""
 }
 
 // userPart adds a part of a user message. A text attachment is a file's

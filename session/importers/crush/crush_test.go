@@ -187,3 +187,34 @@ func TestMatch(t *testing.T) {
 		}
 	}
 }
+
+// TestWritesMarkTheirFile: a call that writes a file (edit, write) is
+// marked with it, since its input holds that file's content; a view is not.
+func TestWritesMarkTheirFile(t *testing.T) {
+	dir := t.TempDir()
+	dir, _ = filepath.EvalSymlinks(dir)
+	db := filepath.Join(dir, ".crush", "crush.db")
+	env := dir + "/.env"
+	importtest.SQLite(t, db,
+		importtest.Stmt{SQL: schema},
+		importtest.Stmt{SQL: "INSERT INTO sessions (id, parent_session_id, title, updated_at, created_at) VALUES ('s1', NULL, 'Rotate KEY', 1751366400, 1751366400)"},
+		message("m1", "s1", "user", 1751366400, parts(text("Rotate KEY"))),
+		message("m2", "s1", "assistant", 1751366401, parts(toolCall("call_1", "edit", map[string]any{"file_path": env, "old_string": "KEY=1", "new_string": "KEY=2"}),
+			toolCall("call_2", "write", map[string]any{"file_path": dir + "/new.env", "content": "KEY=3"}), toolCall("call_3", "view", map[string]any{"file_path": env}))),
+		message("m3", "s1", "tool", 1751366402, parts(toolResult("call_1", "<result>\nContent replaced in file: "+env+"\n</result>", ""),
+			toolResult("call_2", "<result>\nFile successfully written: "+dir+"/new.env\n</result>", ""), toolResult("call_3", "<file>\n     1|KEY=2\n</file>\n", ""))),
+	)
+	st := importtest.Store(t)
+	if _, err := importers.ImportSource(st, Source, db, nil); err != nil {
+		t.Fatal(err)
+	}
+	_, msgs := importtest.Session(t, st, "Rotate KEY")
+	m := " model=anthropic/claude-sonnet-4"
+	importtest.Compare(t, msgs, []string{
+		"user parts=[text] paths=nil",
+		"assistant" + m + " parts=[call:call_1:edit:writes:" + env + " call:call_2:write:writes:" + dir + "/new.env call:call_3:view] paths=[" + env + " " + dir + "/new.env]",
+		"tool edit" + m + " parts=[tool_result] paths=[" + env + "]",
+		"tool write" + m + " parts=[tool_result] paths=[" + dir + "/new.env]",
+		"tool read" + m + " parts=[from:" + env + "] paths=[" + env + "]",
+	})
+}

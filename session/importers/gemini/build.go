@@ -119,7 +119,7 @@ func (b *builder) record(r *record) bool {
 			if id == "" {
 				id = fmt.Sprintf("%s-call-%d", r.ID, len(m.Parts))
 			}
-			m.Parts = append(m.Parts, session.Part{Kind: session.PartToolCall, CallID: id, Name: tc.Name, Input: input(tc.Args)})
+			m.Parts = append(m.Parts, session.Part{Kind: session.PartToolCall, CallID: id, Name: tc.Name, Input: input(tc.Args), SourcePath: b.writes(tc.Name, tc.Args)})
 			if len(tc.Result) == 0 || string(tc.Result) == "null" {
 				m.Meta.Note = importers.AddNote(m.Meta.Note, importers.UnpairedNote(id, tc.Name))
 				continue
@@ -131,6 +131,7 @@ func (b *builder) record(r *record) bool {
 			out := resultPieces(tc.Result)
 			b.result(call{id: id, name: tc.Name, args: tc.Args, failed: tc.Status == "error"}, out, model, ts)
 		}
+		m.SyncSourcePaths()
 	case "info", "error", "warning":
 		b.add(&session.Message{Role: session.RoleEvent, Parts: textParts(parts), Meta: session.Meta{Note: "gemini " + r.Type}}, r.Timestamp)
 	default:
@@ -179,8 +180,10 @@ func (b *builder) fromTurns(turns []turn) {
 					id = fmt.Sprintf("turn%d-call%d", i, n)
 				}
 				p.FunctionCall.ID = id
-				m.Parts = append(m.Parts, session.Part{Kind: session.PartToolCall, CallID: id, Name: p.FunctionCall.Name, Input: input(p.FunctionCall.Args)})
+				m.Parts = append(m.Parts, session.Part{Kind: session.PartToolCall, CallID: id, Name: p.FunctionCall.Name, Input: input(p.FunctionCall.Args),
+					SourcePath: b.writes(p.FunctionCall.Name, p.FunctionCall.Args)})
 			}
+			m.SyncSourcePaths()
 			b.add(m, "")
 			b.turnResults(t, next, used)
 			continue

@@ -112,6 +112,21 @@ func (b *builder) result(c call, out []string, model, ts string) {
 
 // resolve gives the canonical forms of a path a tool names, relative ones
 // taken against the workspace; why says what is missing when it cannot.
+// writes returns the file a call of the tool name with args writes (what
+// its args hold of it, what an edit replaces and what it writes, is that
+// file's content), "" for a tool that writes none or a path not resolved.
+func (b *builder) writes(name string, raw json.RawMessage) string {
+	if name != "write_file" && name != "replace" && name != "edit" || len(raw) == 0 {
+		return ""
+	}
+	var a args
+	decode(raw, &a)
+	if forms, why := b.resolve(a.file()); why == "" {
+		return forms[0]
+	}
+	return ""
+}
+
 func (b *builder) resolve(path string) (forms []string, why string) {
 	path = strings.TrimSpace(path)
 	if path == "" {

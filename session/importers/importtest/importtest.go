@@ -45,7 +45,11 @@ func Describe(m *session.Message) string {
 	for _, p := range m.Parts {
 		switch {
 		case p.Kind == session.PartToolCall:
-			parts = append(parts, "call:"+p.CallID+":"+p.Name)
+			call := "call:" + p.CallID + ":" + p.Name
+			if p.SourcePath != "" {
+				call += ":writes:" + p.SourcePath
+			}
+			parts = append(parts, call)
 		case p.SourcePath != "":
 			parts = append(parts, "from:"+p.SourcePath)
 		default:

@@ -160,7 +160,18 @@ func (b *builder) tool(a *session.Message, p part, model, cwd string, ts time.Ti
 	if len(input) == 0 || !json.Valid(input) {
 		input = nil
 	}
-	a.Parts = append(a.Parts, session.Part{Kind: session.PartToolCall, CallID: p.CallID, Name: p.Tool, Input: input})
+	call := session.Part{Kind: session.PartToolCall, CallID: p.CallID, Name: p.Tool, Input: input}
+	if (p.Tool == "edit" || p.Tool == "write" || p.Tool == "multiedit") && input != nil {
+		// What its input holds of the file, what an edit replaces and what
+		// it writes, is that file's content.
+		var in args
+		_ = json.Unmarshal(input, &in)
+		if forms := b.paths.Forms(in.FilePath, cwd); len(forms) > 0 {
+			call.SourcePath = forms[0]
+		}
+	}
+	a.Parts = append(a.Parts, call)
+	a.SyncSourcePaths()
 	if st.Status != "completed" && st.Status != "error" {
 		// Still running when the session was saved: no result to import.
 		a.Meta.Note = importers.AddNote(a.Meta.Note, importers.UnpairedNote(p.CallID, p.Tool))

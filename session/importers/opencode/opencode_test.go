@@ -264,3 +264,39 @@ func TestGoOpencodeDatabase(t *testing.T) {
 		t.Fatalf("import: %v", err)
 	}
 }
+
+// TestWritesMarkTheirFile: a call that writes a file (edit, write) is
+// marked with it, since its input holds that file's content; a read is
+// not. An export names its tools' files as opencode records them.
+func TestWritesMarkTheirFile(t *testing.T) {
+	dir := project(t)
+	env := dir + "/.env"
+	doc := map[string]any{
+		"info": map[string]any{"id": "ses_w", "directory": dir, "title": "rotate"},
+		"messages": []any{
+			map[string]any{"info": map[string]any{"id": "m1", "role": "user"}, "parts": []any{map[string]any{"type": "text", "text": "rotate KEY"}}},
+			map[string]any{"info": map[string]any{"id": "m2", "role": "assistant", "modelID": "claude-sonnet-4", "providerID": "anthropic", "path": map[string]any{"cwd": dir, "root": dir}},
+				"parts": []any{
+					toolPart("call_1", "edit", map[string]any{"filePath": env, "oldString": "KEY=1", "newString": "KEY=2"}, "completed", "Edit applied successfully.", nil),
+					toolPart("call_2", "write", map[string]any{"filePath": "new.env", "content": "KEY=3"}, "completed", "Wrote file successfully.", nil),
+					toolPart("call_3", "read", map[string]any{"filePath": env}, "completed", "<path>"+env+"</path>\n<type>file</type>\n<content>\n1: KEY=2\n</content>", nil)}},
+		},
+	}
+	file := filepath.Join(t.TempDir(), "export.json")
+	if err := os.WriteFile(file, []byte(js(doc)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st := importtest.Store(t)
+	if _, err := importers.ImportSource(st, Source, file, nil); err != nil {
+		t.Fatal(err)
+	}
+	_, got := importtest.Session(t, st, "rotate")
+	m := " model=anthropic/claude-sonnet-4"
+	importtest.Compare(t, got, []string{
+		"user parts=[text] paths=nil",
+		"assistant" + m + " parts=[call:call_1:edit:writes:" + env + " call:call_2:write:writes:" + dir + "/new.env call:call_3:read] paths=[" + env + " " + dir + "/new.env]",
+		"tool edit" + m + " parts=[tool_result] paths=[" + env + "]",
+		"tool write" + m + " parts=[tool_result] paths=[" + dir + "/new.env]",
+		"tool read" + m + " parts=[from:" + env + "] paths=[" + env + "]",
+	})
+}

@@ -309,8 +309,11 @@ func sentAsStored(sent *session.Message, p *session.Part) bool {
 }
 
 func describe(f session.Filtered) string {
-	if f.Kind == "secret" {
+	switch f.Kind {
+	case "secret":
 		return "a credential (" + f.Rule + ")"
+	case "path":
+		return "content of " + f.Path + " (the file the call writes)"
 	}
 	return "content derived from " + f.Path
 }

@@ -113,6 +113,11 @@ func (d *explainDialog) spanLines() []string {
 	out := []string{"", "Placeholders inside its text, for tier " + inertLine(t.Label) + ":", ""}
 	for _, k := range order {
 		n := count[k]
+		if k.kind == "path" {
+			out = append(out, st.Placeholder.wrap("✖ filtered "+inertLine(k.what))+"  "+plural(n, "string", "strings")+" of a call that writes it",
+				st.Muted.Render("    (what an edit replaces and what it writes are that file's content)"))
+			continue
+		}
 		if k.kind == "derived" {
 			out = append(out, st.Placeholder.wrap("✖ derived from "+inertLine(k.what))+"  "+plural(n, "span repeats", "spans repeat")+" content of that denied file",
 				st.Muted.Render("    (derived = \"redact\": the file's distinctive lines and tokens are looked for everywhere)"))

@@ -142,7 +142,7 @@ func (s *styles) pathSegs(segs []seg, v sideView, m *session.Message) []seg {
 			break
 		}
 		k, mark := s.Path, "└ "
-		if v.denied[p] {
+		if v.denied[p] || writesDenied(v.spans, p) {
 			k, mark = s.Err, "└ ✗ "
 		}
 		segs = append(segs, seg{text: mark + inertLine(p) + "\n", ink: k})
@@ -338,6 +338,19 @@ func withheld(stored, sent *session.Message) (paths map[string]bool, whole bool)
 		}
 	}
 	return paths, whole
+}
+
+// writesDenied reports whether spans (a stored message's, by part) hold
+// a call's input withheld as content of the file at path, which it writes.
+func writesDenied(spans map[int][]session.Filtered, path string) bool {
+	for _, fs := range spans {
+		for _, f := range fs {
+			if f.Kind == "path" && f.Path == path {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func carries(m *session.Message, path string) bool {

@@ -129,3 +129,43 @@ func TestSpansInPanes(t *testing.T) {
 		t.Fatalf("the trusted model is not sent everything:\n%s", v)
 	}
 }
+
+// TestWritingCallInPanes: an edit of a file the limited tier may not read
+// keeps its call and its path in the sent pane, its strings replaced by
+// the file's placeholder on ✖ lines; the stored pane marks the path ✗,
+// and e explains what was replaced.
+func TestWritingCallInPanes(t *testing.T) {
+	st := openStore(t, t.TempDir())
+	h, err := st.Create(session.Header{Title: "Rotate the token"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit := call("c1", "Edit", map[string]any{"file_path": "/demo/.env", "old_string": "API_TOKEN=" + spanToken, "new_string": "API_TOKEN=rotated-4242"}, "")
+	edit.Parts[0].SourcePath = "/demo/.env"
+	edit.SyncSourcePaths()
+	msgs := []*session.Message{text(session.RoleUser, "Rotate the token"), edit, result("c1", "edit", "/demo/.env", "The file /demo/.env has been updated.")}
+	for i, m := range msgs {
+		m.CreatedAt = fixtureTime.Add(time.Duration(i) * time.Second)
+	}
+	if err := st.Append(h.ID, msgs...); err != nil {
+		t.Fatal(err)
+	}
+	m := New(fixtureConfig(t, st, "demo/limited"))
+	drive(m, m.Init()())
+	drive(m, tea.WindowSizeMsg{Width: 160, Height: 45})
+	drive(m, keys("g", "j")...)
+	view := m.View()
+	if strings.Count(view, spanToken) != 1 || strings.Count(view, `"new_string":"API_TOKEN=`) != 1 { // the stored side's
+		t.Fatalf("the edit's strings show on the sent side:\n%s", view)
+	}
+	for _, want := range []string{"✖ → Edit {\"file_path\":\"/demo/.env\",", "└ ✗ /demo/.env"} {
+		if !strings.Contains(unmarked(view), want) && !strings.Contains(view, want) {
+			t.Fatalf("the panes lack %q:\n%s", want, view)
+		}
+	}
+	drive(m, keys("e")...)
+	d, ok := m.dialog.(*explainDialog)
+	if !ok || !strings.Contains(strings.Join(d.lines(120), "\n"), "filtered /demo/.env  2 strings of a call that writes it") {
+		t.Fatalf("e does not explain the call's placeholders: %v", m.View())
+	}
+}

@@ -191,6 +191,7 @@ func (in *interp) copyTo(dst string, segs []seg, appendTo bool) {
 		return
 	}
 	in.names.add(forms...)
+	in.wrote(forms[0])
 	if !appendTo {
 		delete(in.written, forms[0])
 	}

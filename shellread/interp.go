@@ -49,6 +49,8 @@ type interp struct {
 	// written maps a file written earlier in the command (canonical) to
 	// what was written to it: reading it back reads that.
 	written map[string][]seg
+	// writes are the files the command writes, in order (Reading.Writes).
+	writes pathSet
 	// marks are values that stand for content (a command substitution, a
 	// variable read from input, a process substitution): text holding one
 	// is not a literal, and what it stands for is these segs.
@@ -135,6 +137,7 @@ func (in *interp) stmt(s *syntax.Stmt, stdin []seg) []seg {
 		out = in.command(s.Cmd, stdin)
 	}
 	if redir.to != "" {
+		in.wrote(redir.to)
 		if !redir.appendTo {
 			delete(in.written, redir.to)
 		}
@@ -658,6 +661,14 @@ func wordText(w *syntax.Word) string {
 
 // resolve gives the canonical forms of a name relative to the folder, nil
 // when it cannot be told.
+// wrote notes that the command writes the file at the canonical path: a
+// device (/dev/null, /dev/stderr) holds nothing afterwards.
+func (in *interp) wrote(path string) {
+	if !strings.HasPrefix(path, "/dev/") && !strings.HasPrefix(path, "/proc/") {
+		in.writes.add(path)
+	}
+}
+
 func (in *interp) resolve(name string) []string {
 	if name == "" || strings.IndexByte(name, 0) >= 0 || isMarked(name) {
 		return nil

@@ -39,6 +39,10 @@ type Reading struct {
 	// Names are the canonical forms of every path the command names: what a
 	// tool must be allowed to read before it runs the command.
 	Names []string
+	// Writes are the canonical forms of the files the command writes (a
+	// redirection's target, tee's, sed -i's, cp's), in order: what the
+	// command holds of what goes into them is their content.
+	Writes []string
 }
 
 // Part is a piece of the output and the file it came from.
@@ -96,7 +100,7 @@ func Read(cmd Command, output string, res Resolver) Reading {
 		segs = in.script(cmd.Line)
 	}
 	r := in.combine(segs, output)
-	r.Names = in.names.list
+	r.Names, r.Writes = in.names.list, in.writes.list
 	return r
 }
 

@@ -317,3 +317,26 @@ func TestNames(t *testing.T) {
 		}
 	}
 }
+
+// TestWrites: the files a command writes, which its text may hold the
+// content of: a redirection's target (not a device), tee's, sed -i's,
+// sort -o's, cp's (the target as a file or as a folder), in order.
+func TestWrites(t *testing.T) {
+	for _, c := range []struct{ cmd, want string }{
+		{`echo "TOKEN=abc" >> secrets/.env`, "[/ws/secrets/.env]"},
+		{"cat > notes.env <<'EOF'\nK=V\nEOF", "[/ws/notes.env]"},
+		{"printf 'K=V' | tee -a a.env b.env", "[/ws/a.env /ws/b.env]"},
+		{"sed -i 's/old/new/' config.ini", "[/ws/config.ini]"},
+		{"sort -o sorted.txt list.txt", "[/ws/sorted.txt]"},
+		{"cp .env backup", "[/ws/backup /ws/backup/.env]"},
+		{"cd sub && echo x > y.txt", "[/ws/sub/y.txt]"},
+		{"go test ./... 2>/dev/null > /dev/stderr", "[]"},
+		{"cat .env 2> errors.log", "[]"}, // only error messages go there
+		{"cat .env", "[]"},
+	} {
+		r := Read(Command{Line: c.cmd, Dir: "/ws"}, "", lexical)
+		if got := fmt.Sprint(r.Writes); got != c.want {
+			t.Errorf("%q: writes %v, want %s", c.cmd, r.Writes, c.want)
+		}
+	}
+}

@@ -4,6 +4,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,6 +30,9 @@ func TestWrittenFileIsWithheld(t *testing.T) {
 		written = "ORANGE-FALCON-9090-HERON"
 		patched = "SILVER-MOOSE-3131-PLOVER"
 		added   = "COPPER-LYNX-5151-WREN"
+		echoed  = "AMBER-STOAT-6262-GREBE"
+		hdoc    = "INDIGO-HARE-7373-CRANE"
+		shelled = "CORAL-VOLE-8484-EGRET"
 	)
 
 	tr := &transcript{}
@@ -39,6 +43,11 @@ func TestWrittenFileIsWithheld(t *testing.T) {
 	tr.claudeResult(ws, "toolu_2", "File created successfully at: "+fresh, false, map[string]any{"type": "create", "filePath": fresh})
 	tr.claudeCall(ws, "toolu_3", "Edit", map[string]any{"file_path": app, "old_string": `println("hello, world")`, "new_string": `println("hello, team")`})
 	tr.claudeResult(ws, "toolu_3", "The file "+app+" has been updated successfully.", false, map[string]any{"filePath": app})
+	// Through the shell: an echo appended to a denied file, a heredoc into
+	// one, and a command that writes a file the tier may read.
+	tr.claudeBash(ws, "toolu_4", `echo "ECHOED=`+echoed+`" >> secrets/notes.env`, "", false)
+	tr.claudeBash(ws, "toolu_5", "cat > secrets/heredoc.env <<'EOF'\nHDOC="+hdoc+"\nEOF", "", false)
+	tr.claudeBash(ws, "toolu_6", `echo "build ok" > build.log`, "", false)
 	tr.claude(ws, map[string]any{"type": "assistant", "message": map[string]any{"id": "m9", "role": "assistant", "model": "claude-sonnet-4-5",
 		"content": []any{map[string]any{"type": "text", "text": "Done: " + subagentValue + " became " + rotated + ", and the token is " + written + "."}}}})
 	claude := tr.write(t, filepath.Join(root, "s1.jsonl"))
@@ -49,6 +58,7 @@ func TestWrittenFileIsWithheld(t *testing.T) {
 		"input": "*** Begin Patch\n*** Update File: secrets/notes.env\n@@\n-The quarterly numbers are confidential and must never leak out\n+PATCHED=" + patched + "\n*** End Patch\n"})
 	cx.codex("response_item", map[string]any{"type": "custom_tool_call_output", "call_id": "call_p1",
 		"output": `{"output":"Success. Updated the following files:\nM secrets/notes.env\n","metadata":{"exit_code":0,"duration_seconds":0.0}}`})
+	cx.codexExec("call_e1", ws, "printf 'SHELLED="+shelled+"\\n' > secrets/codex.env", "")
 	// Older Codex ran a patch through its shell tool: ["apply_patch", patch].
 	cx.codexCall("call_p2", "shell", map[string]any{"command": []string{"apply_patch", "*** Begin Patch\n*** Add File: secrets/extra.env\n+EXTRA=" + added + "\n*** End Patch\n"}, "workdir": ws})
 	cx.codexOutput("call_p2", `{"output":"Success. Updated the following files:\nA secrets/extra.env\n","metadata":{"exit_code":0,"duration_seconds":0.0}}`)
@@ -59,7 +69,7 @@ func TestWrittenFileIsWithheld(t *testing.T) {
 	for _, file := range []string{claude, codex} {
 		id := importedSession(t, f.store, file)
 		out := f.run("redact", id, "--model", "openai/limited")
-		for _, leak := range []string{subagentValue, rotated, written, patched, added, "quarterly"} {
+		for _, leak := range []string{subagentValue, rotated, written, patched, added, echoed, hdoc, shelled, "quarterly"} {
 			if strings.Contains(out, leak) {
 				t.Errorf("%s: the limited tier is sent %q of a file it may not read:\n%s", filepath.Base(file), leak, out)
 			}
@@ -87,15 +97,16 @@ func TestWrittenFileIsWithheld(t *testing.T) {
 				if err := json.Unmarshal(p.Input, &in); err != nil {
 					t.Fatalf("%s: the call's input is not JSON: %v: %s", p.Name, err, p.Input)
 				}
+				readable := in["file_path"] == app || strings.Contains(fmt.Sprint(in["command"]), "build.log")
 				for k, v := range in {
 					s, _ := v.(string)
 					withheld := strings.HasPrefix(s, "[Content from ") && strings.HasSuffix(s, `filtered — trust tier "limited" does not have read access]`)
 					switch {
 					case k == "file_path" && withheld:
 						t.Errorf("%s: the path the call writes is withheld: %s", p.Name, p.Input)
-					case k != "file_path" && s != "" && !withheld && in["file_path"] != app:
+					case k != "file_path" && s != "" && !withheld && !readable:
 						t.Errorf("%s: %s is sent: %s", p.Name, k, p.Input)
-					case in["file_path"] == app && withheld:
+					case readable && withheld:
 						t.Errorf("%s: an edit of a file the tier may read is withheld: %s", p.Name, p.Input)
 					}
 				}
@@ -114,6 +125,7 @@ func TestWrittenFileIsWithheld(t *testing.T) {
 		`"content":"[Content from ` + fresh + ` filtered`,
 		`"file_path":"secrets/new.env"`, // a relative path to the file: kept
 		`"old_string":"println(\"hello, world\")"`,
+		`· call Bash {"command":"echo \"build ok\" \u003e build.log"`,
 		"    " + fresh + `  — deny pattern "**/secrets/**"`,
 		"    derived from " + notes + "  — 2 spans\n",
 		"    derived from " + fresh + "  — 1 span\n",

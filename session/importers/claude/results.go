@@ -21,6 +21,8 @@ func (p *parser) openCall(key string, m *session.Message, b block, cwd string) (
 	switch c.Name {
 	case "Edit", "MultiEdit", "Write", "NotebookEdit":
 		writes = p.paths.Canonical(cmp.Or(c.In.FilePath, c.In.NotebookPath), cwd)
+	case "Bash":
+		writes = p.paths.WrittenBy(shellread.Command{Line: c.In.Command, Dir: cwd})
 	}
 	if b.ID == "" {
 		return writes

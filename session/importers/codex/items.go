@@ -9,6 +9,7 @@ import (
 	"github.com/scrim-dev/scrim/policy"
 	"github.com/scrim-dev/scrim/session"
 	"github.com/scrim-dev/scrim/session/importers"
+	"github.com/scrim-dev/scrim/shellread"
 )
 
 func (p *parser) item(it *payload, ts time.Time) bool {
@@ -126,6 +127,8 @@ func (p *parser) callItem(it *payload, ts time.Time) {
 	}
 	if file := patchedFile(patch); file != "" {
 		pt.SourcePath = p.paths.Canonical(file, p.dir(dir))
+	} else if (c.Line != "" || c.Argv != nil) && !c.Pwsh && c.Unknown == "" {
+		pt.SourcePath = p.paths.WrittenBy(shellread.Command{Line: c.Line, Argv: c.Argv, Dir: p.dir(c.Workdir)})
 	}
 	p.turn.Parts = append(p.turn.Parts, pt)
 }

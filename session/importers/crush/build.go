@@ -56,6 +56,7 @@ func (b *builder) message(row messageRow) bool {
 		b.msgs = append(b.msgs, m)
 	case "assistant":
 		m := &session.Message{Role: session.RoleAssistant, Model: modelID(row.provider, row.model), CreatedAt: ts}
+		moved := false // a command before in this message may move the shell
 		for _, p := range parts {
 			var d data
 			decode(p.Data, &d)
@@ -70,7 +71,9 @@ func (b *builder) message(row messageRow) bool {
 					input = nil
 				}
 				b.calls[d.ID] = &call{name: d.Name, input: input, msg: m}
-				m.Parts = append(m.Parts, session.Part{Kind: session.PartToolCall, CallID: d.ID, Name: d.Name, Input: input, SourcePath: b.writes(d.Name, input)})
+				writes := b.writes(d.Name, input, moved)
+				moved = moved || d.Name == "bash" && cdLike.MatchString(string(input))
+				m.Parts = append(m.Parts, session.Part{Kind: session.PartToolCall, CallID: d.ID, Name: d.Name, Input: input, SourcePath: writes})
 			}
 		}
 		m.SyncSourcePaths()
@@ -93,14 +96,27 @@ func (b *builder) message(row messageRow) bool {
 // writes returns the file a call of the tool name with input writes (what
 // its input holds of it, what an edit replaces and what it writes, is that
 // file's content), "" for a tool that writes none or names no file.
-func (b *builder) writes(name string, input json.RawMessage) string {
-	if name != "edit" && name != "multiedit" && name != "write" || input == nil {
+//
+// moved says that a command before it in the same message may have moved
+// the shell, before its result says where to (bash).
+func (b *builder) writes(name string, input json.RawMessage, moved bool) string {
+	if input == nil {
 		return ""
 	}
 	var a args
-	decode(input, &a)
-	if forms := b.paths.Forms(a.FilePath, b.cwd); len(forms) > 0 {
-		return forms[0]
+	switch name {
+	case "edit", "multiedit", "write":
+		decode(input, &a)
+		if forms := b.paths.Forms(a.FilePath, b.cwd); len(forms) > 0 {
+			return forms[0]
+		}
+	case "bash":
+		decode(input, &a)
+		dir := b.bashDir(&a)
+		if moved && a.WorkingDir == "" {
+			dir = ""
+		}
+		return b.paths.WrittenBy(shellread.Command{Line: a.Command, Dir: dir})
 	}
 	return ""
 }
@@ -245,13 +261,7 @@ func (b *builder) bash(m *session.Message, a *args, d data) {
 	if d.Metadata != "" {
 		decode([]byte(d.Metadata), &meta)
 	}
-	dir := b.cwd
-	switch {
-	case a.WorkingDir != "":
-		dir = b.paths.Canonical(a.WorkingDir, b.cwd)
-	case b.moved && b.lastDir != b.cwd:
-		dir = ""
-	}
+	dir := b.bashDir(a)
 	b.shell(m, a.Command, dir, d.Content)
 	if meta.ShellID != "" {
 		b.jobs[meta.ShellID] = job{a.Command, dir}
@@ -267,6 +277,18 @@ var cdLike = regexp.MustCompile(`(^|[^[:alnum:]_-])(cd|pushd|popd)([^[:alnum:]_-
 
 // tailLine matches what Crush puts after a command's output.
 var tailLine = regexp.MustCompile(`^(Exit code -?\d+|<cwd>.*</cwd>|Command was aborted before completion)\s*$`)
+
+// bashDir is the folder a bash call runs in, "" when it cannot be told
+// (see bash).
+func (b *builder) bashDir(a *args) string {
+	switch {
+	case a.WorkingDir != "":
+		return b.paths.Canonical(a.WorkingDir, b.cwd)
+	case b.moved && b.lastDir != b.cwd:
+		return ""
+	}
+	return b.cwd
+}
 
 func (b *builder) shell(m *session.Message, command, dir, out string) {
 	if command == "" {

@@ -207,7 +207,8 @@ func TestWritesMarkTheirFile(t *testing.T) {
 {"id":"g1","timestamp":"2025-10-01T10:00:02Z","type":"gemini","content":"","toolCalls":[
  {"id":"w1","name":"replace","args":{"file_path":"/home/dev/shop/.env","old_string":"KEY=1","new_string":"KEY=2"},"result":[{"functionResponse":{"id":"w1","name":"replace","response":{"output":"Successfully modified file: /home/dev/shop/.env (1 replacements)."}}}],"status":"success"},
  {"id":"w2","name":"write_file","args":{"file_path":"notes.txt","content":"KEY=2"},"result":[{"functionResponse":{"id":"w2","name":"write_file","response":{"output":"ok"}}}],"status":"success"},
- {"id":"r1","name":"read_file","args":{"absolute_path":"/home/dev/shop/.env"},"result":[{"functionResponse":{"id":"r1","name":"read_file","response":{"output":"KEY=2"}}}],"status":"success"}]}]}`
+ {"id":"r1","name":"read_file","args":{"absolute_path":"/home/dev/shop/.env"},"result":[{"functionResponse":{"id":"r1","name":"read_file","response":{"output":"KEY=2"}}}],"status":"success"},
+ {"id":"s1","name":"run_shell_command","args":{"command":"echo KEY=3 >> /home/dev/shop/.env"},"result":[{"functionResponse":{"id":"s1","name":"run_shell_command","response":{"output":"Output: (empty)"}}}],"status":"success"}]}]}`
 	if err := os.WriteFile(file, []byte(doc), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -217,9 +218,10 @@ func TestWritesMarkTheirFile(t *testing.T) {
 	_, msgs := importtest.Session(t, st, "rotate the key")
 	importtest.Compare(t, msgs, []string{
 		"user parts=[text] paths=nil",
-		"assistant parts=[call:w1:replace:writes:/home/dev/shop/.env call:w2:write_file call:r1:read_file] paths=[/home/dev/shop/.env]",
+		"assistant parts=[call:w1:replace:writes:/home/dev/shop/.env call:w2:write_file call:r1:read_file call:s1:run_shell_command:writes:/home/dev/shop/.env] paths=[/home/dev/shop/.env]",
 		"tool replace parts=[tool_result] paths=[/home/dev/shop/.env]",
 		"tool write_file parts=[tool_result] paths=nil unknown=the path notes.txt is relative and the session records no workspace folder",
 		"tool read parts=[from:/home/dev/shop/.env] paths=[/home/dev/shop/.env]",
+		"tool bash parts=[tool_result] paths=nil nofiles",
 	})
 }

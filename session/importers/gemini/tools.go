@@ -116,13 +116,19 @@ func (b *builder) result(c call, out []string, model, ts string) {
 // its args hold of it, what an edit replaces and what it writes, is that
 // file's content), "" for a tool that writes none or a path not resolved.
 func (b *builder) writes(name string, raw json.RawMessage) string {
-	if name != "write_file" && name != "replace" && name != "edit" || len(raw) == 0 {
+	if len(raw) == 0 {
 		return ""
 	}
 	var a args
-	decode(raw, &a)
-	if forms, why := b.resolve(a.file()); why == "" {
-		return forms[0]
+	switch name {
+	case "write_file", "replace", "edit":
+		decode(raw, &a)
+		if forms, why := b.resolve(a.file()); why == "" {
+			return forms[0]
+		}
+	case "run_shell_command":
+		decode(raw, &a)
+		return b.paths.WrittenBy(shellread.Command{Line: a.Command, Dir: b.shellDir(&a)})
 	}
 	return ""
 }
@@ -331,21 +337,26 @@ var shellTail = regexp.MustCompile(`^(Error|Exit Code|Signal|Background PIDs|Pro
 // command run in its directory (relative to the workspace) or the
 // workspace.
 func (b *builder) shell(m *session.Message, a *args, text string) {
-	dir := b.dir()
-	if d := firstNonEmpty(a.Directory, a.DirPath); d != "" {
-		if b.absolute(d) || dir != "" {
-			dir = b.paths.Canonical(d, dir)
-		} else {
-			dir = ""
-		}
-	}
 	head, body, tail := splitShell(text)
-	cmd := shellread.Command{Line: a.Command, Dir: dir, Home: b.paths.Home()}
+	cmd := shellread.Command{Line: a.Command, Dir: b.shellDir(a), Home: b.paths.Home()}
 	if a.Command == "" {
 		m.Attribute(shellread.Reading{Unknown: "the call records no command"}, head, body, tail)
 		return
 	}
 	m.Attribute(shellread.Read(cmd, body, b.paths.Resolve), head, body, tail)
+}
+
+// shellDir is the folder a run_shell_command call runs in: the one it
+// names, else the session's; "" when that cannot be told.
+func (b *builder) shellDir(a *args) string {
+	dir := b.dir()
+	if d := firstNonEmpty(a.Directory, a.DirPath); d != "" {
+		if b.absolute(d) || dir != "" {
+			return b.paths.Canonical(d, dir)
+		}
+		return ""
+	}
+	return dir
 }
 
 // splitShell cuts run_shell_command's framing from the command's output:

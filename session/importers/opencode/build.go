@@ -161,13 +161,18 @@ func (b *builder) tool(a *session.Message, p part, model, cwd string, ts time.Ti
 		input = nil
 	}
 	call := session.Part{Kind: session.PartToolCall, CallID: p.CallID, Name: p.Tool, Input: input}
-	if (p.Tool == "edit" || p.Tool == "write" || p.Tool == "multiedit") && input != nil {
-		// What its input holds of the file, what an edit replaces and what
-		// it writes, is that file's content.
+	if input != nil {
+		// What the input of a call that writes a file holds of it, what an
+		// edit replaces and what it writes, is that file's content.
 		var in args
 		_ = json.Unmarshal(input, &in)
-		if forms := b.paths.Forms(in.FilePath, cwd); len(forms) > 0 {
-			call.SourcePath = forms[0]
+		switch p.Tool {
+		case "edit", "write", "multiedit":
+			if forms := b.paths.Forms(in.FilePath, cwd); len(forms) > 0 {
+				call.SourcePath = forms[0]
+			}
+		case "bash":
+			call.SourcePath = b.paths.WrittenBy(shellread.Command{Line: in.Command, Dir: shellDir(b.paths, &in, cwd)})
 		}
 	}
 	a.Parts = append(a.Parts, call)
@@ -254,10 +259,15 @@ func (b *builder) bash(m *session.Message, in *args, cwd, out string) {
 		m.Attribute(shellread.Reading{Unknown: why}, "", out, "")
 		return
 	}
-	dir := cwd
-	if in.Workdir != "" {
-		dir = b.paths.Canonical(in.Workdir, cwd)
-	}
-	cmd := shellread.Command{Line: in.Command, Dir: dir, Home: b.paths.Home()}
+	cmd := shellread.Command{Line: in.Command, Dir: shellDir(b.paths, in, cwd), Home: b.paths.Home()}
 	m.Attribute(shellread.Read(cmd, out, b.paths.Resolve), "", out, "")
+}
+
+// shellDir is the folder a bash call runs in: its workdir, else the
+// session's.
+func shellDir(paths *importers.Paths, in *args, cwd string) string {
+	if in.Workdir != "" {
+		return paths.Canonical(in.Workdir, cwd)
+	}
+	return cwd
 }

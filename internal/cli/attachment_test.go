@@ -3,6 +3,8 @@
 package cli
 
 import (
+	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -43,6 +45,51 @@ func TestMentionedFileIsWithheld(t *testing.T) {
 	}
 	trusted := f.run("redact", id, "--model", "demo/trusted")
 	if strings.Count(trusted, subagentValue) != 2 {
+		t.Fatalf("the trusted model is not sent the file and the quote:\n%s", trusted)
+	}
+}
+
+// Gemini CLI puts the content of an @-mentioned file in the prompt it
+// records: the file's part is withheld from the limited tier, the model's
+// quote of it is derived content, and the trusted model is sent both.
+func TestGeminiMentionedFileIsWithheld(t *testing.T) {
+	t.Parallel()
+	f := newDenyFixture(t, "send")
+	root, ws, notes, store := f.root, f.ws, f.notes, f.store
+	chats := filepath.Join(root, "gemini", "tmp", "ab12", "chats")
+	must(t, os.MkdirAll(chats, 0o755))
+	prompt := "What is in @secrets/notes.env?\n--- Content from referenced files ---\nContent from @secrets/notes.env:\n" +
+		strings.TrimSuffix(subagentNotes, "\n") + "\n--- End of content ---"
+	var b strings.Builder
+	for _, r := range []map[string]any{
+		{"sessionId": "5e55", "projectHash": "ab12", "startTime": "2026-01-05T10:00:00.000Z", "lastUpdated": "2026-01-05T10:00:09.000Z", "kind": "main", "directories": []string{ws}},
+		{"id": "u1", "timestamp": "2026-01-05T10:00:01.000Z", "type": "user", "content": []any{map[string]any{"text": prompt}}},
+		{"id": "g1", "timestamp": "2026-01-05T10:00:02.000Z", "type": "gemini", "content": "The launch code is " + subagentValue + ".", "model": "gemini-2.5-pro"},
+	} {
+		j, err := json.Marshal(r)
+		must(t, err)
+		b.Write(j)
+		b.WriteByte('\n')
+	}
+	file := filepath.Join(chats, "session-2026-01-05T10-00-5e55.jsonl")
+	must(t, os.WriteFile(file, []byte(b.String()), 0o644))
+
+	f.run("import", "gemini", file)
+	id := importedSession(t, store, file)
+	out := f.run("redact", id, "--model", "openai/limited")
+	for _, want := range []string{
+		"│ What is in @secrets/notes.env?\n",
+		"✖ [Content from " + notes + ` filtered — trust tier "limited" does not have read access]`,
+		"    derived from " + notes + "  — 1 span\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the limited tier's preview lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, subagentValue) || strings.Contains(out, "quarterly") {
+		t.Fatalf("the limited tier is sent the mentioned file:\n%s", out)
+	}
+	if trusted := f.run("redact", id, "--model", "demo/trusted"); strings.Count(trusted, subagentValue) != 2 {
 		t.Fatalf("the trusted model is not sent the file and the quote:\n%s", trusted)
 	}
 }

@@ -147,9 +147,10 @@ func (b *builder) user(parts []apiPart, ts string) {
 	text := m.Text()
 	if dirs := contextDirs(text); dirs != nil {
 		b.workspace = dirs
-	} else if b.title == "" && strings.TrimSpace(text) != "" {
-		b.title = importers.Title(text)
+	} else if words, _, _ := strings.Cut(text, refStart); b.title == "" && strings.TrimSpace(words) != "" {
+		b.title = importers.Title(words) // not the files it mentions
 	}
+	b.references(m)
 	b.add(m, ts)
 }
 

@@ -1,12 +1,14 @@
 package gemini
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/scrim-dev/scrim/session"
 	"github.com/scrim-dev/scrim/session/importers"
 	"github.com/scrim-dev/scrim/session/importers/importtest"
 )
@@ -224,4 +226,77 @@ func TestWritesMarkTheirFile(t *testing.T) {
 		"tool read parts=[from:/home/dev/shop/.env] paths=[/home/dev/shop/.env]",
 		"tool bash parts=[tool_result] paths=nil nofiles",
 	})
+}
+
+// TestReferencedFiles: a prompt that @-mentions files holds their content,
+// as Gemini CLI recorded it (one string, or the parts it sent); each file's
+// content is a part of that file, the user's words and the lines naming
+// the files parts of none, and an MCP resource makes the prompt of unknown
+// source. The parts joined are the prompt.
+func TestReferencedFiles(t *testing.T) {
+	st := importtest.Store(t)
+	file := filepath.Join(t.TempDir(), "session-r.jsonl")
+	ctx := `{"id":"c0","timestamp":"2025-10-01T10:00:00.000Z","type":"user","content":[{"text":"<session_context>\nI'm currently working in the directory: /home/dev/shop\n</session_context>"}]}`
+	asString := "What do @secrets/notes.env and @src/a.go say?\n" + refStart + "\nContent from @secrets/notes.env:\nLAUNCH=PURPLE-42\nContent from @src/a.go:\npackage a\n" + refEnd
+	parts := []string{"And @/home/dev/shop/b.go with docs://guide?", "\n" + refStart, "\nContent from @docs://guide:\n", "Read the guide.", "\nContent from @/home/dev/shop/b.go:\n", "package b", "\n" + refEnd}
+	var arr []map[string]string
+	for _, p := range parts {
+		arr = append(arr, map[string]string{"text": p})
+	}
+	b1, _ := json.Marshal(asString)
+	b2, _ := json.Marshal(arr)
+	doc := `{"sessionId":"r","projectHash":"p","startTime":"2025-10-01T10:00:00.000Z","lastUpdated":"2025-10-01T10:00:00.000Z"}
+` + ctx + `
+{"id":"u1","timestamp":"2025-10-01T10:00:01.000Z","type":"user","content":` + string(b1) + `}
+{"id":"u2","timestamp":"2025-10-01T10:00:02.000Z","type":"user","content":` + string(b2) + `}
+`
+	if err := os.WriteFile(file, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := importers.ImportSource(st, Source, file, nil); err != nil {
+		t.Fatal(err)
+	}
+	_, msgs := importtest.Session(t, st, "What do @secrets/notes.env and @src/a.go say?")
+	importtest.Compare(t, msgs, []string{
+		"user parts=[text] paths=nil",
+		"user parts=[text text from:/home/dev/shop/secrets/notes.env text from:/home/dev/shop/src/a.go text] paths=[/home/dev/shop/secrets/notes.env /home/dev/shop/src/a.go]",
+		"user parts=[text text text text from:/home/dev/shop/b.go text] paths=[/home/dev/shop/b.go] unknown=the content of @docs://guide, a resource Gemini CLI read for the prompt, not a file",
+	})
+	if msgs[1].Parts[2].Text != "LAUNCH=PURPLE-42" || msgs[2].Parts[4].Text != "package b" {
+		t.Errorf("the files' parts are %q and %q", msgs[1].Parts[2].Text, msgs[2].Parts[4].Text)
+	}
+	var joined strings.Builder
+	for _, p := range msgs[1].Parts {
+		joined.WriteString(p.Text)
+	}
+	if joined.String() != asString {
+		t.Errorf("the parts joined are\n%q\nnot the prompt\n%q", joined.String(), asString)
+	}
+}
+
+// TestReferencesOddPrompts: prompts that hold the marks in other shapes
+// keep their text whole, in parts that join to it.
+func TestReferencesOddPrompts(t *testing.T) {
+	for _, text := range []string{
+		refStart,
+		"x " + refStart + " y",
+		refEnd + "\n" + refStart + "\nContent from @a.go:\nA",
+		refStart + "\nContent from @no colon here",
+		refStart + "\nContent from @:\n\n" + refEnd,
+		refStart + "\nContent from @a.go:\n" + refEnd + "\nContent from @b.go:\nB\n" + refEnd,
+	} {
+		b := &builder{paths: importers.NewPaths(), workspace: []string{"/w"}}
+		m := &session.Message{Role: session.RoleUser, Parts: []session.Part{{Kind: session.PartText, Text: text}}}
+		b.references(m)
+		var joined strings.Builder
+		for _, p := range m.Parts {
+			joined.WriteString(p.Text)
+		}
+		if joined.String() != text {
+			t.Errorf("%q: parts join to %q", text, joined.String())
+		}
+		if err := m.Validate(); err != nil {
+			t.Errorf("%q: %v", text, err)
+		}
+	}
 }

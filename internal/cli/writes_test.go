@@ -33,6 +33,7 @@ func TestWrittenFileIsWithheld(t *testing.T) {
 		echoed  = "AMBER-STOAT-6262-GREBE"
 		hdoc    = "INDIGO-HARE-7373-CRANE"
 		shelled = "CORAL-VOLE-8484-EGRET"
+		hpatch  = "JADE-SHREW-9595-TERN"
 	)
 
 	tr := &transcript{}
@@ -59,6 +60,9 @@ func TestWrittenFileIsWithheld(t *testing.T) {
 	cx.codex("response_item", map[string]any{"type": "custom_tool_call_output", "call_id": "call_p1",
 		"output": `{"output":"Success. Updated the following files:\nM secrets/notes.env\n","metadata":{"exit_code":0,"duration_seconds":0.0}}`})
 	cx.codexExec("call_e1", ws, "printf 'SHELLED="+shelled+"\\n' > secrets/codex.env", "")
+	// A patch through the shell, as a heredoc.
+	cx.codexCall("call_p3", "shell_command", map[string]any{"command": "apply_patch <<'PATCH'\n*** Begin Patch\n*** Add File: secrets/heredoc-patch.env\n+HP=" + hpatch + "\n*** End Patch\nPATCH", "workdir": ws})
+	cx.codexOutput("call_p3", "Exit code: 0\nWall time: 0.1 seconds\nOutput:\nSuccess. Updated the following files:\nA secrets/heredoc-patch.env\n")
 	// Older Codex ran a patch through its shell tool: ["apply_patch", patch].
 	cx.codexCall("call_p2", "shell", map[string]any{"command": []string{"apply_patch", "*** Begin Patch\n*** Add File: secrets/extra.env\n+EXTRA=" + added + "\n*** End Patch\n"}, "workdir": ws})
 	cx.codexOutput("call_p2", `{"output":"Success. Updated the following files:\nA secrets/extra.env\n","metadata":{"exit_code":0,"duration_seconds":0.0}}`)
@@ -69,7 +73,7 @@ func TestWrittenFileIsWithheld(t *testing.T) {
 	for _, file := range []string{claude, codex} {
 		id := importedSession(t, f.store, file)
 		out := f.run("redact", id, "--model", "openai/limited")
-		for _, leak := range []string{subagentValue, rotated, written, patched, added, echoed, hdoc, shelled, "quarterly"} {
+		for _, leak := range []string{subagentValue, rotated, written, patched, added, echoed, hdoc, shelled, hpatch, "quarterly"} {
 			if strings.Contains(out, leak) {
 				t.Errorf("%s: the limited tier is sent %q of a file it may not read:\n%s", filepath.Base(file), leak, out)
 			}

@@ -3,6 +3,7 @@ package codex
 import (
 	"encoding/json"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -124,6 +125,10 @@ func (p *parser) callItem(it *payload, ts time.Time) {
 		patch = it.Input
 	case len(c.Argv) == 2 && c.Argv[0] == "apply_patch": // the shell tool's ["apply_patch", patch]
 		patch, dir = c.Argv[1], c.Workdir
+	case strings.Contains(c.Line, patchBegin) || slices.ContainsFunc(c.Argv, func(a string) bool { return strings.Contains(a, patchBegin) }):
+		// apply_patch <<'EOF' … through a shell: the patch is the command's
+		// lines.
+		patch, dir = c.Line+"\n"+strings.Join(c.Argv, "\n"), c.Workdir
 	}
 	if file := patchedFile(patch); file != "" {
 		pt.SourcePath = p.paths.Canonical(file, p.dir(dir))
@@ -132,6 +137,9 @@ func (p *parser) callItem(it *payload, ts time.Time) {
 	}
 	p.turn.Parts = append(p.turn.Parts, pt)
 }
+
+// patchBegin opens an apply_patch patch.
+const patchBegin = "*** Begin Patch"
 
 // patchedFile returns the file an apply_patch patch adds, changes or
 // deletes when it touches only one: what the patch holds of it, the lines

@@ -104,3 +104,29 @@ func next(s string, i int, c byte) int {
 	}
 	return -1
 }
+
+// PatchBegin opens a patch in the format of Codex's apply_patch, which
+// opencode's and Crush's patch tools take too.
+const PatchBegin = "*** Begin Patch"
+
+// PatchedFile returns the file an apply_patch patch adds, changes or
+// deletes when it touches only one: what the patch holds of it, the lines
+// it keeps, removes and adds, is that file's content. A patch of several
+// files gives "" (one part is of one file): what it repeats of a file read
+// before is still derived content.
+func PatchedFile(patch string) string {
+	file := ""
+	for line := range strings.Lines(patch) {
+		line = strings.TrimRight(line, "\r\n")
+		for _, head := range [...]string{"*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: "} {
+			if name, ok := strings.CutPrefix(line, head); ok {
+				name = strings.TrimSpace(name)
+				if file != "" && name != file {
+					return ""
+				}
+				file = name
+			}
+		}
+	}
+	return file
+}

@@ -125,42 +125,17 @@ func (p *parser) callItem(it *payload, ts time.Time) {
 		patch = it.Input
 	case len(c.Argv) == 2 && c.Argv[0] == "apply_patch": // the shell tool's ["apply_patch", patch]
 		patch, dir = c.Argv[1], c.Workdir
-	case strings.Contains(c.Line, patchBegin) || slices.ContainsFunc(c.Argv, func(a string) bool { return strings.Contains(a, patchBegin) }):
+	case strings.Contains(c.Line, importers.PatchBegin) || slices.ContainsFunc(c.Argv, func(a string) bool { return strings.Contains(a, importers.PatchBegin) }):
 		// apply_patch <<'EOF' … through a shell: the patch is the command's
 		// lines.
 		patch, dir = c.Line+"\n"+strings.Join(c.Argv, "\n"), c.Workdir
 	}
-	if file := patchedFile(patch); file != "" {
+	if file := importers.PatchedFile(patch); file != "" {
 		pt.SourcePath = p.paths.Canonical(file, p.dir(dir))
 	} else if (c.Line != "" || c.Argv != nil) && !c.Pwsh && c.Unknown == "" {
 		pt.SourcePath = p.paths.WrittenBy(shellread.Command{Line: c.Line, Argv: c.Argv, Dir: p.dir(c.Workdir)})
 	}
 	p.turn.Parts = append(p.turn.Parts, pt)
-}
-
-// patchBegin opens an apply_patch patch.
-const patchBegin = "*** Begin Patch"
-
-// patchedFile returns the file an apply_patch patch adds, changes or
-// deletes when it touches only one: what the patch holds of it, the lines
-// it keeps, removes and adds, is that file's content. A patch of several
-// files gives "" (one part is of one file): what it repeats of a file read
-// before is still derived content.
-func patchedFile(patch string) string {
-	file := ""
-	for line := range strings.Lines(patch) {
-		line = strings.TrimRight(line, "\r\n")
-		for _, head := range [...]string{"*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: "} {
-			if name, ok := strings.CutPrefix(line, head); ok {
-				name = strings.TrimSpace(name)
-				if file != "" && name != file {
-					return ""
-				}
-				file = name
-			}
-		}
-	}
-	return file
 }
 
 // noteCommand reads the command a shell-like call runs from its arguments.

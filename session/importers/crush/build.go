@@ -1,6 +1,7 @@
 package crush
 
 import (
+	"cmp"
 	"encoding/json"
 	"maps"
 	"regexp"
@@ -110,6 +111,11 @@ func (b *builder) writes(name string, input json.RawMessage, moved bool) string 
 		if forms := b.paths.Forms(a.FilePath, b.cwd); len(forms) > 0 {
 			return forms[0]
 		}
+	case "patch":
+		decode(input, &a)
+		if file := importers.PatchedFile(a.PatchText); file != "" {
+			return b.paths.Canonical(file, b.cwd)
+		}
 	case "bash":
 		decode(input, &a)
 		dir := b.bashDir(&a)
@@ -175,6 +181,7 @@ func toolName(name string) string {
 // args holds the arguments of the tools the importer reads.
 type args struct {
 	FilePath   string `json:"file_path"`
+	PatchText  string `json:"patch_text"`
 	Path       string `json:"path"`
 	Command    string `json:"command"`
 	WorkingDir string `json:"working_dir"`
@@ -231,7 +238,7 @@ func (b *builder) result(d data, model string, row messageRow) {
 		b.grep(m, &a, d.Content)
 	case name == "edit" || name == "multiedit" || name == "write" || name == "patch":
 		// Their results may quote the file: attributed to it as a whole.
-		if forms := b.paths.Forms(a.FilePath, b.cwd); len(forms) > 0 {
+		if forms := b.paths.Forms(cmp.Or(a.FilePath, importers.PatchedFile(a.PatchText)), b.cwd); len(forms) > 0 {
 			whole()
 			m.Meta.SourcePaths = forms
 		} else {

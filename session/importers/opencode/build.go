@@ -1,6 +1,7 @@
 package opencode
 
 import (
+	"cmp"
 	"encoding/json"
 	"net/url"
 	"strings"
@@ -142,11 +143,12 @@ func fileName(p part) string {
 
 // args holds the inputs of the tools the importer reads.
 type args struct {
-	FilePath string `json:"filePath"`
-	Path     string `json:"path"`
-	Command  string `json:"command"`
-	Workdir  string `json:"workdir"`
-	Redacted any    `json:"redacted"`
+	FilePath  string `json:"filePath"`
+	PatchText string `json:"patchText"`
+	Path      string `json:"path"`
+	Command   string `json:"command"`
+	Workdir   string `json:"workdir"`
+	Redacted  any    `json:"redacted"`
 }
 
 // tool adds a tool part's call to the assistant message and its result
@@ -170,6 +172,10 @@ func (b *builder) tool(a *session.Message, p part, model, cwd string, ts time.Ti
 		case "edit", "write", "multiedit":
 			if forms := b.paths.Forms(in.FilePath, cwd); len(forms) > 0 {
 				call.SourcePath = forms[0]
+			}
+		case "patch":
+			if file := importers.PatchedFile(in.PatchText); file != "" {
+				call.SourcePath = b.paths.Canonical(file, cwd)
 			}
 		case "bash":
 			call.SourcePath = b.paths.WrittenBy(shellread.Command{Line: in.Command, Dir: shellDir(b.paths, &in, cwd)})
@@ -199,7 +205,7 @@ func (b *builder) tool(a *session.Message, p part, model, cwd string, ts time.Ti
 	// file is the file the call names; nil, with the result of unknown
 	// source, when it names none.
 	file := func() []string {
-		forms := b.paths.Forms(in.FilePath, cwd)
+		forms := b.paths.Forms(cmp.Or(in.FilePath, importers.PatchedFile(in.PatchText)), cwd)
 		switch {
 		case forms != nil:
 		case in.Redacted != nil:

@@ -280,7 +280,8 @@ func TestWritesMarkTheirFile(t *testing.T) {
 					toolPart("call_1", "edit", map[string]any{"filePath": env, "oldString": "KEY=1", "newString": "KEY=2"}, "completed", "Edit applied successfully.", nil),
 					toolPart("call_2", "write", map[string]any{"filePath": "new.env", "content": "KEY=3"}, "completed", "Wrote file successfully.", nil),
 					toolPart("call_3", "read", map[string]any{"filePath": env}, "completed", "<path>"+env+"</path>\n<type>file</type>\n<content>\n1: KEY=2\n</content>", nil),
-					toolPart("call_4", "bash", map[string]any{"command": "tee -a ../.env", "workdir": dir + "/sub"}, "completed", "", nil)}},
+					toolPart("call_4", "bash", map[string]any{"command": "tee -a ../.env", "workdir": dir + "/sub"}, "completed", "", nil),
+					toolPart("call_5", "patch", map[string]any{"patchText": "*** Begin Patch\n*** Update File: .env\n@@\n-KEY=2\n+KEY=3\n*** End Patch"}, "completed", "Patch applied successfully.", nil)}},
 		},
 	}
 	file := filepath.Join(t.TempDir(), "export.json")
@@ -295,10 +296,11 @@ func TestWritesMarkTheirFile(t *testing.T) {
 	m := " model=anthropic/claude-sonnet-4"
 	importtest.Compare(t, got, []string{
 		"user parts=[text] paths=nil",
-		"assistant" + m + " parts=[call:call_1:edit:writes:" + env + " call:call_2:write:writes:" + dir + "/new.env call:call_3:read call:call_4:bash:writes:" + env + "] paths=[" + env + " " + dir + "/new.env]",
+		"assistant" + m + " parts=[call:call_1:edit:writes:" + env + " call:call_2:write:writes:" + dir + "/new.env call:call_3:read call:call_4:bash:writes:" + env + " call:call_5:patch:writes:" + env + "] paths=[" + env + " " + dir + "/new.env]",
 		"tool edit" + m + " parts=[tool_result] paths=[" + env + "]",
 		"tool write" + m + " parts=[tool_result] paths=[" + dir + "/new.env]",
 		"tool read" + m + " parts=[from:" + env + "] paths=[" + env + "]",
 		"tool bash" + m + " parts=[tool_result] paths=nil nofiles",
+		"tool patch" + m + " parts=[tool_result] paths=[" + env + "]",
 	})
 }

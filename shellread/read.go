@@ -43,6 +43,19 @@ type Reading struct {
 	// redirection's target, tee's, sed -i's, cp's), in order: what the
 	// command holds of what goes into them is their content.
 	Writes []string
+	// Copies say, for each file of Writes, what went into it: the files
+	// whose content it may now hold, or why that cannot be told. A later
+	// command that reads it reads those.
+	Copies []Copy
+}
+
+// Copy is what a command wrote into File: the content of From (none: its
+// own words, such as an echo's), or content whose files cannot be told
+// (Unknown says why).
+type Copy struct {
+	File    string
+	From    []string
+	Unknown string
 }
 
 // Part is a piece of the output and the file it came from.
@@ -101,6 +114,9 @@ func Read(cmd Command, output string, res Resolver) Reading {
 	}
 	r := in.combine(segs, output)
 	r.Names, r.Writes = in.names.list, in.writes.list
+	for _, w := range in.writes.list {
+		r.Copies = append(r.Copies, in.copyOf(w))
+	}
 	return r
 }
 
@@ -213,4 +229,24 @@ func merge(ns []*naming) (*naming, bool) {
 		m.single = false
 	}
 	return &m, true
+}
+
+// copyOf is what the command wrote into the file at the canonical path w.
+func (in *interp) copyOf(w string) Copy {
+	c := Copy{File: w}
+	var from pathSet
+	for _, s := range in.written[w] {
+		from.add(s.files...)
+		if n := s.naming; n != nil {
+			from.add(n.forms...)
+			if len(n.roots) > 0 && c.Unknown == "" {
+				c.Unknown = "what a search of folders printed into it"
+			}
+		}
+		if s.unknown != "" && c.Unknown == "" {
+			c.Unknown = s.unknown
+		}
+	}
+	c.From = from.list
+	return c
 }

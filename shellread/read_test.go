@@ -340,3 +340,21 @@ func TestWrites(t *testing.T) {
 		}
 	}
 }
+
+// TestCopies: what a command wrote into each file it writes: the files
+// whose content went there, none for its own words, or why it cannot be
+// told.
+func TestCopies(t *testing.T) {
+	for _, c := range []struct{ cmd, want string }{
+		{"cp secrets/.env /tmp/n", "[{/tmp/n [/ws/secrets/.env] } {/tmp/n/.env [/ws/secrets/.env] }]"},
+		{"cat secrets/.env | base64 > enc.txt", "[{/ws/enc.txt [/ws/secrets/.env] }]"},
+		{"echo hello > out.txt", "[{/ws/out.txt [] }]"},
+		{"grep -rn TOKEN . > hits.txt", "[{/ws/hits.txt [] what a search of folders printed into it}]"},
+		{"python3 dump.py > out.json", "[{/ws/out.json [] the command runs the python3 script dump.py, which may read anything}]"},
+	} {
+		r := Read(Command{Line: c.cmd, Dir: "/ws"}, "", lexical)
+		if got := fmt.Sprint(r.Copies); got != c.want {
+			t.Errorf("%q: copies %v, want %s", c.cmd, got, c.want)
+		}
+	}
+}

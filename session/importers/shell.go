@@ -1,6 +1,7 @@
 package importers
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 
@@ -12,11 +13,14 @@ import (
 // the files the command read. head is text the agent put before the
 // command's output (Codex's "Exit code: 0 … Output:"), which is no file's
 // content; body is the output.
-func (p *Paths) Shell(m *session.Message, cmd shellread.Command, head, body string) {
+//
+// copies is what the transcript's commands wrote into files so far (see
+// Copies): it is followed, and grows with what this command writes.
+func (p *Paths) Shell(m *session.Message, cmd shellread.Command, head, body string, copies *Copies) {
 	if cmd.Home == "" {
 		cmd.Home = p.home
 	}
-	m.Attribute(shellread.Read(cmd, body, p.Resolve), head, body, "")
+	m.Attribute(copies.Follow(shellread.Read(cmd, body, p.Resolve)), head, body, "")
 }
 
 // WrittenBy returns the file a shell command writes, for its call: what
@@ -129,4 +133,98 @@ func PatchedFile(patch string) string {
 		}
 	}
 	return file
+}
+
+// Copies remembers, over the sessions of one transcript or database, what
+// their shell commands wrote into files from other files (cp .env /tmp/n,
+// base64 key > k.txt, a script's output > out.json): a later command that
+// reads such a file reads their content, which the file's own path does not
+// say. Keyed by canonical path, kept in a transcript's import state between
+// imports of a growing file.
+type Copies map[string]Copied
+
+// Copied is what went into a file: the files whose content it may hold, or
+// why that cannot be told.
+type Copied struct {
+	From    []string `json:"from,omitempty"`
+	Unknown string   `json:"unknown,omitempty"`
+}
+
+// maxCopies bounds what Copies keeps: a session that writes more files from
+// other files than that (a generated one, a loop) has the rest read as
+// their own paths say, as before Copies.
+const maxCopies = 4096
+
+// Follow returns r, the reading of a command's output, with what it read
+// through files earlier commands wrote: their sources join its files (the
+// output is then attributed to all of them, as a whole), and content of
+// unknown source makes it unknown. Then it notes what r's command wrote.
+func (c *Copies) Follow(r shellread.Reading) shellread.Reading {
+	if len(*c) > 0 {
+		var extra []string
+		why := ""
+		for _, f := range r.Files {
+			if cp, ok := (*c)[f]; ok {
+				extra = append(extra, cp.From...)
+				if cp.Unknown != "" && why == "" {
+					why = "it reads " + f + ", into which an earlier command wrote " + cp.Unknown
+				}
+			}
+		}
+		for _, f := range extra {
+			if !slices.Contains(r.Files, f) {
+				r.Files = append(slices.Clip(r.Files), f)
+			}
+		}
+		if why != "" && r.Unknown == "" {
+			r.Unknown = why
+		}
+	}
+	for _, w := range r.Copies {
+		c.note(w)
+	}
+	return r
+}
+
+// Of says what earlier commands wrote into the file at the canonical path,
+// for a tool that reads it (a Read): the files whose content it may hold
+// beside its own, and why that cannot be told, if it cannot.
+func (c Copies) Of(file string) (from []string, unknown string) {
+	cp := c[file]
+	if cp.Unknown != "" {
+		unknown = "the file " + file + " holds what an earlier command wrote into it: " + cp.Unknown
+	}
+	return cp.From, unknown
+}
+
+// note keeps what a command wrote into a file, in place of what the file
+// held before; through files written before from others, their sources.
+func (c *Copies) note(w shellread.Copy) {
+	if len(w.From) == 0 && w.Unknown == "" {
+		delete(*c, w.File) // its own words now
+		return
+	}
+	got := Copied{Unknown: w.Unknown}
+	for _, f := range w.From {
+		got.From = appendNew(got.From, f)
+		if before, ok := (*c)[f]; ok {
+			for _, g := range before.From {
+				got.From = appendNew(got.From, g)
+			}
+			got.Unknown = cmp.Or(got.Unknown, before.Unknown)
+		}
+	}
+	if *c == nil {
+		*c = Copies{}
+	}
+	if _, ok := (*c)[w.File]; ok || len(*c) < maxCopies {
+		(*c)[w.File] = got
+	}
+}
+
+func appendNew(list []string, s string) []string {
+	if slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
 }

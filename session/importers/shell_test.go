@@ -1,6 +1,12 @@
 package importers
 
-import "testing"
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/scrim-dev/scrim/shellread"
+)
 
 // TestMayWrite: the first look lets through every way a command writes a
 // file that shellread knows (and a few that write none), and stops the
@@ -34,5 +40,37 @@ func TestMayWrite(t *testing.T) {
 		if got := mayWrite(c.cmd); got != c.want {
 			t.Errorf("mayWrite(%q) = %v, want %v", c.cmd, got, c.want)
 		}
+	}
+}
+
+// TestCopiesFollow: a read of a file earlier commands wrote from others
+// reads those, through copies of copies; a file written anew from its own
+// words holds none; a script's output read back is of unknown source.
+func TestCopiesFollow(t *testing.T) {
+	var c Copies
+	read := func(cmd string) shellread.Reading {
+		return c.Follow(shellread.Read(shellread.Command{Line: cmd, Dir: "/ws"}, "x\n", NewPaths().Resolve))
+	}
+	read("cp secrets/.env a.txt")
+	read("cp a.txt b.txt")
+	if r := read("cat b.txt"); fmt.Sprint(r.Files) != "[/ws/b.txt /ws/a.txt /ws/secrets/.env]" || r.Unknown != "" {
+		t.Errorf("cat b.txt reads %v (%q)", r.Files, r.Unknown)
+	}
+	read("echo fresh > a.txt")
+	if r := read("cat a.txt"); fmt.Sprint(r.Files) != "[/ws/a.txt]" {
+		t.Errorf("a.txt written anew still reads %v", r.Files)
+	}
+	read("python3 gen.py > out.txt")
+	if r := read("head out.txt"); !strings.HasPrefix(r.Unknown, "it reads /ws/out.txt, into which an earlier command wrote ") {
+		t.Errorf("a script's output read back: %q", r.Unknown)
+	}
+	if from, why := c.Of("/ws/b.txt"); fmt.Sprint(from) != "[/ws/a.txt /ws/secrets/.env]" || why != "" {
+		t.Errorf("Of(b.txt) = %v, %q", from, why)
+	}
+	for i := range maxCopies + 10 {
+		c.note(shellread.Copy{File: fmt.Sprintf("/ws/f%d", i), From: []string{"/ws/secrets/.env"}})
+	}
+	if len(c) != maxCopies {
+		t.Errorf("%d copies kept, at most %d", len(c), maxCopies)
 	}
 }

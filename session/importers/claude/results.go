@@ -164,7 +164,9 @@ func (p *parser) attribute(m *session.Message, c *call, tur *toolUseResult, text
 			return
 		}
 		m.Parts = readParts(text, forms[0])
-		m.SyncSourcePaths(forms[1:]...)
+		from, why := p.st.Copies.Of(forms[0])
+		m.SyncSourcePaths(append(forms[1:], from...)...)
+		m.Meta.UnknownSource = why
 	case "Edit", "MultiEdit", "Write", "NotebookEdit":
 		// Their results quote the edited file (a cat -n snippet).
 		path := c.In.FilePath
@@ -200,7 +202,7 @@ func (p *parser) attribute(m *session.Message, c *call, tur *toolUseResult, text
 			}
 			p.st.Background[id] = &call{Name: c.Name, In: c.In, Cwd: cwd}
 		}
-		p.paths.Shell(m, shellread.Command{Line: c.In.Command, Dir: cwd}, "", text)
+		p.paths.Shell(m, shellread.Command{Line: c.In.Command, Dir: cwd}, "", text, &p.st.Copies)
 	case "BashOutput", "TaskOutput":
 		id := c.In.BashID
 		if id == "" {
@@ -216,7 +218,7 @@ func (p *parser) attribute(m *session.Message, c *call, tur *toolUseResult, text
 		if dir == "" {
 			dir = cwd
 		}
-		p.paths.Shell(m, shellread.Command{Line: bg.In.Command, Dir: dir}, "", text)
+		p.paths.Shell(m, shellread.Command{Line: bg.In.Command, Dir: dir}, "", text, &p.st.Copies)
 	case "Glob", "LS", "KillShell", "KillBash", "TaskStop", "TodoWrite", "TodoRead", "ExitPlanMode", "EnterPlanMode":
 		whole() // names, or Claude Code's own bookkeeping
 		m.Meta.NoFiles = true

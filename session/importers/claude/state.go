@@ -3,6 +3,8 @@ package claude
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/scrim-dev/scrim/session/importers"
 )
 
 // state is what the parser keeps between imports of a growing file.
@@ -27,6 +29,9 @@ type state struct {
 	// Replay is the file a replayed Read names ("Called the Read tool with
 	// the following input") whose result comes in the next user line.
 	Replay *replay `json:"replay,omitempty"`
+	// Copies are what the transcript's commands wrote into files from
+	// other files, for the commands that read them later.
+	Copies importers.Copies `json:"copies,omitempty"`
 }
 
 type replay struct {

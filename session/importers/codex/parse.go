@@ -51,6 +51,9 @@ type state struct {
 	// Open is the assistant message the file ended on: calls that follow in
 	// a grown file belong to it.
 	Open *stored `json:"open,omitempty"`
+	// Copies are what the rollout's commands wrote into files from other
+	// files, for the commands that read them later.
+	Copies importers.Copies `json:"copies,omitempty"`
 }
 
 type stored struct {

@@ -26,10 +26,10 @@ func (p *parser) attribute(m *session.Message, c *call, text string) {
 		} else if id := runningSession(head); id != "" {
 			p.st.Execs[id] = &call{Argv: c.Argv, Line: c.Line, Pwsh: c.Pwsh, Workdir: c.Workdir, Unknown: c.Unknown}
 		}
-		m.Attribute(p.read(c, body), head, body, "")
+		m.Attribute(p.st.Copies.Follow(p.read(c, body)), head, body, "")
 		addReads(m, c.Reads)
 	case c.Name == "read_file" && c.File != "":
-		m.Attribute(shellread.Reading{Files: p.paths.Forms(c.File, p.dir(c.Workdir))}, "", text, "")
+		m.Attribute(p.st.Copies.Follow(shellread.Reading{Files: p.paths.Forms(c.File, p.dir(c.Workdir))}), "", text, "")
 	case c.Name == "apply_patch", c.Name == "update_plan", c.Name == "list_dir", c.Name == "view_image":
 		whole() // what changed, a plan, names: no file's content
 		m.Meta.NoFiles = true

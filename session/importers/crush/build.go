@@ -25,6 +25,8 @@ type builder struct {
 	calls   map[string]*call // by call ID
 	jobs    map[string]job   // background shells, by shell ID
 	msgs    []*session.Message
+	// copies are what its commands wrote into files from other files.
+	copies importers.Copies
 }
 
 type call struct {
@@ -311,7 +313,7 @@ func (b *builder) shell(m *session.Message, command, dir, out string) {
 		body, tail = body[:i+1], body[i+1:]+tail
 	}
 	cmd := shellread.Command{Line: command, Dir: dir, Home: b.paths.Home()}
-	m.Attribute(shellread.Read(cmd, body, b.paths.Resolve), "", body, tail)
+	m.Attribute(b.copies.Follow(shellread.Read(cmd, body, b.paths.Resolve)), "", body, tail)
 }
 
 // grep attributes Crush's grep output per file: "path:" heads the

@@ -71,6 +71,8 @@ type builder struct {
 	workspace []string
 	title     string
 	msgs      []*session.Message
+	// copies are what its commands wrote into files from other files.
+	copies importers.Copies
 }
 
 func (b *builder) build(c *conversation, rd *importers.Read) importers.Conversation {

@@ -343,7 +343,7 @@ func (b *builder) shell(m *session.Message, a *args, text string) {
 		m.Attribute(shellread.Reading{Unknown: "the call records no command"}, head, body, tail)
 		return
 	}
-	m.Attribute(shellread.Read(cmd, body, b.paths.Resolve), head, body, tail)
+	m.Attribute(b.copies.Follow(shellread.Read(cmd, body, b.paths.Resolve)), head, body, tail)
 }
 
 // shellDir is the folder a run_shell_command call runs in: the one it

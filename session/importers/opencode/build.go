@@ -18,6 +18,8 @@ type builder struct {
 	cwd   string
 	title string
 	msgs  []*session.Message
+	// copies are what its commands wrote into files from other files.
+	copies importers.Copies
 }
 
 func build(file string, c *conversation, paths *importers.Paths, rd *importers.Read) importers.Conversation {
@@ -266,7 +268,7 @@ func (b *builder) bash(m *session.Message, in *args, cwd, out string) {
 		return
 	}
 	cmd := shellread.Command{Line: in.Command, Dir: shellDir(b.paths, in, cwd), Home: b.paths.Home()}
-	m.Attribute(shellread.Read(cmd, out, b.paths.Resolve), "", out, "")
+	m.Attribute(b.copies.Follow(shellread.Read(cmd, out, b.paths.Resolve)), "", out, "")
 }
 
 // shellDir is the folder a bash call runs in: its workdir, else the

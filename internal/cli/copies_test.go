@@ -1,0 +1,61 @@
+//go:build unix
+
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A command copies a denied file to one the tier may read (cp, a pipe
+// into a file), and a later command, or Claude Code's Read, reads the copy:
+// what it prints is the denied file's content, and the limited tier is not
+// sent it, also when the copy and the read come in two imports of a growing
+// transcript. A file a script wrote is of unknown source when read back.
+func TestCopiedFileIsWithheld(t *testing.T) {
+	t.Parallel()
+	f := newDenyFixture(t, "send")
+	root, ws, notes := f.root, f.ws, f.notes
+	body := strings.TrimSuffix(subagentNotes, "\n")
+
+	tr := &transcript{}
+	tr.claude(ws, map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": "Back up the notes, then show the backup"}})
+	tr.claudeBash(ws, "toolu_1", "cp secrets/notes.env notes.bak && cat secrets/notes.env | base64 > notes.b64", "", false)
+	tr.claudeBash(ws, "toolu_2", "python3 gen.py > out.txt", "", false)
+	claude := filepath.Join(root, "s1.jsonl")
+	must(t, os.WriteFile(claude, []byte(tr.b.String()), 0o644))
+	f.run("import", "claude", claude) // the copies, in a first import
+	tr.claudeBash(ws, "toolu_3", "cat notes.bak", body+"\n", false)
+	tr.claudeCall(ws, "toolu_4", "Read", map[string]any{"file_path": filepath.Join(ws, "notes.bak")})
+	tr.claudeResult(ws, "toolu_4", numbered(subagentNotes, "→"), false,
+		map[string]any{"type": "text", "file": map[string]any{"filePath": filepath.Join(ws, "notes.bak"), "content": subagentNotes}})
+	tr.claudeBash(ws, "toolu_5", "cat out.txt", "generated 42 rows\n", false)
+	tr.write(t, claude)
+	f.run("import", "claude", claude) // the reads, in a second
+
+	cx := &transcript{}
+	cx.codexStart(ws)
+	cx.codexExec("call_1", ws, "cp secrets/notes.env /tmp/n.txt", "")
+	cx.codexExec("call_2", ws, "sed -n '1,5p' /tmp/n.txt", body+"\n")
+	codex := cx.write(t, filepath.Join(root, "rollout-2025-09-01T10-00-00-0199.jsonl"))
+	f.run("import", "codex", codex)
+
+	for _, file := range []string{claude, codex} {
+		id := importedSession(t, f.store, file)
+		out := f.run("redact", id, "--model", "openai/limited")
+		if strings.Contains(out, subagentValue) || strings.Contains(out, "quarterly") {
+			t.Errorf("%s: the limited tier is sent a copy of the denied file:\n%s", filepath.Base(file), out)
+		}
+		if !strings.Contains(out, "✖ [Content from "+notes+` filtered — trust tier "limited" does not have read access]`) {
+			t.Errorf("%s: no placeholder names the denied file:\n%s", filepath.Base(file), out)
+		}
+		if file == claude && !strings.Contains(out, "unknown source (it reads "+filepath.Join(ws, "out.txt")+", into which an earlier command wrote ") {
+			t.Errorf("reading back a script's output is not of unknown source:\n%s", out)
+		}
+		if trusted := f.run("redact", id, "--model", "demo/trusted"); !strings.Contains(trusted, subagentValue) {
+			t.Errorf("%s: the trusted model is not sent the copy:\n%s", filepath.Base(file), trusted)
+		}
+	}
+}

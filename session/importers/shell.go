@@ -45,11 +45,11 @@ func (p *Paths) WrittenBy(cmd shellread.Command) string {
 // mayWrite is a first look at a command's text: false when it has none of
 // the ways shellread knows a command writes a file (a redirection other
 // than to a descriptor or a device, or the name of a command that writes
-// one), so that following it again is not needed. Following every command
-// a second time took a tenth off the import of a generated transcript of
-// 60 MB, whose Bash calls are all `go test ./...`.
+// one), so that following it again is not needed: this look takes 105 ns
+// where following `nl -ba F | sed -n …` again takes 7.7 µs, and most of a
+// transcript's commands only read.
 func mayWrite(s string) bool {
-	for i := strings.IndexByte(s, '>'); i >= 0; i = next(s, i+1, '>') {
+	for i := strings.IndexByte(s, '>'); i >= 0; i = indexFrom(s, i+1, ">") {
 		j := i + 1
 		if j < len(s) && s[j] == '>' {
 			j++
@@ -84,7 +84,7 @@ func inPlace(s string) bool {
 	if strings.Contains(s, "--in-place") {
 		return true
 	}
-	for i := strings.Index(s, " -"); i >= 0; i = nextDash(s, i+2) {
+	for i := strings.Index(s, " -"); i >= 0; i = indexFrom(s, i+2, " -") {
 		for j := i + 2; j < len(s) && s[j] != ' ' && s[j] != '-'; j++ {
 			if s[j] == 'i' {
 				return true
@@ -94,16 +94,9 @@ func inPlace(s string) bool {
 	return false
 }
 
-func nextDash(s string, i int) int {
-	if k := strings.Index(s[i:], " -"); k >= 0 {
-		return i + k
-	}
-	return -1
-}
-
-// next is the index of c in s from i on, -1 if none.
-func next(s string, i int, c byte) int {
-	if k := strings.IndexByte(s[i:], c); k >= 0 {
+// indexFrom is the index of sub in s from i on, -1 if none.
+func indexFrom(s string, i int, sub string) int {
+	if k := strings.Index(s[i:], sub); k >= 0 {
 		return i + k
 	}
 	return -1

@@ -59,7 +59,7 @@ func TestImportCommandSummaryAndIdempotency(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	want := regexp.MustCompile(`^` + regexp.QuoteMeta(abs) + `: 23 messages, 6 tool results tagged, 5 unknown-source results, 2 skipped lines, 1 subagent session → session [0-9a-f]{16}\n$`)
+	want := regexp.MustCompile(`^` + regexp.QuoteMeta(abs) + `: 23 messages, 6 tool results tagged, 3 unknown-source results, 2 skipped lines, 1 subagent session → session [0-9a-f]{16}\n$`)
 	if !want.MatchString(out) {
 		t.Errorf("summary %q", out)
 	}

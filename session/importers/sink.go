@@ -97,9 +97,10 @@ func (k *Sink) Add(key string, m *session.Message) {
 func (k *Sink) count(m *session.Message) {
 	k.stats.Messages++
 	if m.Role == session.RoleTool {
-		if m.Meta.SourcePaths != nil {
+		switch {
+		case m.Meta.SourcePaths != nil:
 			k.stats.Tagged++
-		} else {
+		case !m.Meta.NoFiles: // a result known to hold no file content is neither
 			k.stats.Unknown++
 		}
 	}

@@ -23,7 +23,7 @@ func TestSessionFixture(t *testing.T) {
 		t.Fatal(err)
 	}
 	abs, _ := filepath.Abs("testdata/session.jsonl")
-	wantSummary := abs + ": 23 messages, 6 tool results tagged, 5 unknown-source results, 2 skipped lines, 1 subagent session → session " + res.SessionID
+	wantSummary := abs + ": 23 messages, 6 tool results tagged, 3 unknown-source results, 2 skipped lines, 1 subagent session → session " + res.SessionID
 	if res.String() != wantSummary {
 		t.Errorf("summary\n got  %s\n want %s", res, wantSummary)
 	}

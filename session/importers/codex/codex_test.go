@@ -18,7 +18,7 @@ func TestRolloutFixture(t *testing.T) {
 		t.Fatal(err)
 	}
 	abs, _ := filepath.Abs(fixture)
-	want := abs + ": 14 messages, 4 tool results tagged, 1 unknown-source result, 2 skipped lines → session " + res.SessionID
+	want := abs + ": 14 messages, 4 tool results tagged, 0 unknown-source results, 2 skipped lines → session " + res.SessionID
 	if res.String() != want {
 		t.Errorf("summary\n got  %s\n want %s", res, want)
 	}

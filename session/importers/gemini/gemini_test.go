@@ -26,7 +26,7 @@ func TestJSONLinesFixture(t *testing.T) {
 		t.Fatal(err)
 	}
 	abs, _ := filepath.Abs(rewind)
-	want := abs + ": 10 messages, 2 tool results tagged, 3 unknown-source results, 1 skipped line → session " + res.SessionID
+	want := abs + ": 10 messages, 2 tool results tagged, 1 unknown-source result, 1 skipped line → session " + res.SessionID
 	if res.String() != want {
 		t.Errorf("summary\n got  %s\n want %s", res, want)
 	}

@@ -35,6 +35,20 @@ func TestCopiedFileIsWithheld(t *testing.T) {
 	tr.write(t, claude)
 	f.run("import", "claude", claude) // the reads, in a second
 
+	// Claude Code 2 runs a command in the background and writes its output
+	// to a file, which the model then reads, with Read or through the shell.
+	bg := &transcript{}
+	out := filepath.Join(root, "claude-1000", "tasks", "b8ab45e.output")
+	bg.claudeCall(ws, "toolu_b1", "Bash", map[string]any{"command": "cat secrets/notes.env", "run_in_background": true})
+	bg.claudeResult(ws, "toolu_b1", "Command running in background with ID: b8ab45e. Output is being written to: "+out, false,
+		map[string]any{"stdout": "", "stderr": "", "interrupted": false, "backgroundTaskId": "b8ab45e"})
+	bg.claudeCall(ws, "toolu_b2", "Read", map[string]any{"file_path": out})
+	bg.claudeResult(ws, "toolu_b2", numbered(subagentNotes, "→"), false,
+		map[string]any{"type": "text", "file": map[string]any{"filePath": out, "content": subagentNotes}})
+	bg.claudeBash(ws, "toolu_b4", "tail -5 "+out, body+"\n", false)
+	background := bg.write(t, filepath.Join(root, "s2.jsonl"))
+	f.run("import", "claude", background)
+
 	cx := &transcript{}
 	cx.codexStart(ws)
 	cx.codexExec("call_1", ws, "cp secrets/notes.env /tmp/n.txt", "")
@@ -42,7 +56,7 @@ func TestCopiedFileIsWithheld(t *testing.T) {
 	codex := cx.write(t, filepath.Join(root, "rollout-2025-09-01T10-00-00-0199.jsonl"))
 	f.run("import", "codex", codex)
 
-	for _, file := range []string{claude, codex} {
+	for _, file := range []string{claude, codex, background} {
 		id := importedSession(t, f.store, file)
 		out := f.run("redact", id, "--model", "openai/limited")
 		if strings.Contains(out, subagentValue) || strings.Contains(out, "quarterly") {

@@ -190,6 +190,30 @@ func (c Copies) Of(file string) (from []string, unknown string) {
 	return cp.From, unknown
 }
 
+// Output notes that file holds the output of a command whose reading
+// without its output is r (a background command's output file): the
+// files it reads, or, for a command that names paths but whose output
+// alone would tell which files it printed (a search), or that runs what
+// cannot be followed, that this cannot be told.
+func (c *Copies) Output(file string, r shellread.Reading) {
+	w := shellread.Copy{File: file, From: r.Files}
+	switch {
+	case r.Unknown != "":
+		w.Unknown = "the output of a background command: " + r.Unknown
+	case len(r.Files) == 0 && len(r.Names) > 0:
+		w.Unknown = "the output of a background command that reads " + strings.Join(r.Names, ", ")
+	}
+	c.note(w)
+}
+
+// Reads is what a shell command reads, told without its output.
+func (p *Paths) Reads(cmd shellread.Command) shellread.Reading {
+	if cmd.Home == "" {
+		cmd.Home = p.home
+	}
+	return shellread.Read(cmd, "", p.Resolve)
+}
+
 // note keeps what a command wrote into a file, in place of what the file
 // held before; through files written before from others, their sources.
 func (c *Copies) note(w shellread.Copy) {

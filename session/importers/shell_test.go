@@ -67,6 +67,21 @@ func TestCopiesFollow(t *testing.T) {
 	if from, why := c.Of("/ws/b.txt"); fmt.Sprint(from) != "[/ws/a.txt /ws/secrets/.env]" || why != "" {
 		t.Errorf("Of(b.txt) = %v, %q", from, why)
 	}
+	// A background command's output file: what the command reads, or, for
+	// a search, that its files cannot be told without the output.
+	p := NewPaths()
+	c.Output("/tmp/a.output", p.Reads(shellread.Command{Line: "cat secrets/.env", Dir: "/ws"}))
+	c.Output("/tmp/b.output", p.Reads(shellread.Command{Line: "rg -n TOKEN secrets", Dir: "/ws"}))
+	c.Output("/tmp/c.output", p.Reads(shellread.Command{Line: "sleep 5; echo done", Dir: "/ws"}))
+	if from, why := c.Of("/tmp/a.output"); fmt.Sprint(from) != "[/ws/secrets/.env]" || why != "" {
+		t.Errorf("Of(a.output) = %v, %q", from, why)
+	}
+	if _, why := c.Of("/tmp/b.output"); !strings.Contains(why, "the output of a background command that reads /ws/secrets") {
+		t.Errorf("Of(b.output): %q", why)
+	}
+	if from, why := c.Of("/tmp/c.output"); from != nil || why != "" {
+		t.Errorf("Of(c.output) = %v, %q", from, why)
+	}
 	for i := range maxCopies + 10 {
 		c.note(shellread.Copy{File: fmt.Sprintf("/ws/f%d", i), From: []string{"/ws/secrets/.env"}})
 	}

@@ -201,6 +201,11 @@ func (p *parser) attribute(m *session.Message, c *call, tur *toolUseResult, text
 				p.st.Background = map[string]*call{}
 			}
 			p.st.Background[id] = &call{Name: c.Name, In: c.In, Cwd: cwd}
+			if out := outputFileRE.FindStringSubmatch(text); out != nil {
+				// Claude Code 2 writes the command's output to a file, which
+				// the model may Read or cat later.
+				p.st.Copies.Output(p.paths.Canonical(out[1], cwd), p.paths.Reads(shellread.Command{Line: c.In.Command, Dir: cwd}))
+			}
 		}
 		p.paths.Shell(m, shellread.Command{Line: c.In.Command, Dir: cwd}, "", text, &p.st.Copies)
 	case "BashOutput", "TaskOutput":
@@ -246,6 +251,10 @@ func unknownTool(name string) string {
 }
 
 var backgroundRE = regexp.MustCompile(`running in background with ID: ?(\S+?)[.\s]`)
+
+// outputFileRE finds the file Claude Code 2 writes a background command's
+// output to, in the Bash result that says it started it.
+var outputFileRE = regexp.MustCompile(`Output is being written to: (\S+)`)
 
 // backgroundID is the ID of a command Bash started in the background.
 func backgroundID(text string, tur *toolUseResult) string {

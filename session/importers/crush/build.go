@@ -232,7 +232,7 @@ func (b *builder) result(d data, model string, row messageRow) {
 		m.Meta.NoFiles = true
 	case name == "view":
 		if forms := b.paths.Forms(a.FilePath, b.cwd); len(forms) > 0 {
-			m.Attribute(shellread.Reading{Files: forms}, "", d.Content, "")
+			m.Attribute(b.copies.Follow(shellread.Reading{Files: forms}), "", d.Content, "")
 		} else {
 			unknown("the call names no file")
 		}

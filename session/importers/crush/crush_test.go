@@ -203,10 +203,12 @@ func TestWritesMarkTheirFile(t *testing.T) {
 			toolCall("call_2", "write", map[string]any{"file_path": dir + "/new.env", "content": "KEY=3"}), toolCall("call_3", "view", map[string]any{"file_path": env}),
 			toolCall("call_4", "bash", map[string]any{"command": "echo KEY=4 >> .env"}), toolCall("call_5", "bash", map[string]any{"command": "cd sub"}),
 			toolCall("call_6", "bash", map[string]any{"command": "echo KEY=5 > .env"}),
-			toolCall("call_7", "patch", map[string]any{"patch_text": "*** Begin Patch\n*** Update File: " + env + "\n@@\n-KEY=2\n+KEY=3\n*** End Patch"}))),
+			toolCall("call_7", "patch", map[string]any{"patch_text": "*** Begin Patch\n*** Update File: " + env + "\n@@\n-KEY=2\n+KEY=3\n*** End Patch"}),
+			toolCall("call_8", "bash", map[string]any{"command": "cp .env backup.txt", "working_dir": dir}), toolCall("call_9", "view", map[string]any{"file_path": dir + "/backup.txt"}))),
 		message("m3", "s1", "tool", 1751366402, parts(toolResult("call_1", "<result>\nContent replaced in file: "+env+"\n</result>", ""),
 			toolResult("call_2", "<result>\nFile successfully written: "+dir+"/new.env\n</result>", ""), toolResult("call_3", "<file>\n     1|KEY=2\n</file>\n", ""),
-			toolResult("call_4", "no output", ""), toolResult("call_5", "no output", ""), toolResult("call_6", "no output", ""), toolResult("call_7", "Patch applied", ""))),
+			toolResult("call_4", "no output", ""), toolResult("call_5", "no output", ""), toolResult("call_6", "no output", ""), toolResult("call_7", "Patch applied", ""),
+			toolResult("call_8", "no output", ""), toolResult("call_9", "<file>\n     1|KEY=3\n</file>\n", ""))),
 	)
 	st := importtest.Store(t)
 	if _, err := importers.ImportSource(st, Source, db, nil); err != nil {
@@ -217,7 +219,7 @@ func TestWritesMarkTheirFile(t *testing.T) {
 	importtest.Compare(t, msgs, []string{
 		"user parts=[text] paths=nil",
 		// After a cd in the same message, where the shell is cannot be told.
-		"assistant" + m + " parts=[call:call_1:edit:writes:" + env + " call:call_2:write:writes:" + dir + "/new.env call:call_3:view call:call_4:bash:writes:" + env + " call:call_5:bash call:call_6:bash call:call_7:patch:writes:" + env + "] paths=[" + env + " " + dir + "/new.env]",
+		"assistant" + m + " parts=[call:call_1:edit:writes:" + env + " call:call_2:write:writes:" + dir + "/new.env call:call_3:view call:call_4:bash:writes:" + env + " call:call_5:bash call:call_6:bash call:call_7:patch:writes:" + env + " call:call_8:bash call:call_9:view] paths=[" + env + " " + dir + "/new.env]",
 		"tool edit" + m + " parts=[tool_result] paths=[" + env + "]",
 		"tool write" + m + " parts=[tool_result] paths=[" + dir + "/new.env]",
 		"tool read" + m + " parts=[from:" + env + "] paths=[" + env + "]",
@@ -225,5 +227,8 @@ func TestWritesMarkTheirFile(t *testing.T) {
 		"tool bash" + m + " parts=[tool_result] paths=nil nofiles",
 		"tool bash" + m + " parts=[tool_result] paths=nil nofiles",
 		"tool patch" + m + " parts=[tool_result] paths=[" + env + "]",
+		"tool bash" + m + " parts=[tool_result] paths=nil nofiles",
+		// A copy of .env, made by the command before: read as .env too.
+		"tool read" + m + " parts=[tool_result] paths=[" + dir + "/backup.txt " + env + "]",
 	})
 }

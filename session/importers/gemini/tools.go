@@ -81,7 +81,7 @@ func (b *builder) result(c call, out []string, model, ts string) {
 			break
 		}
 		head, body := splitTruncated(text)
-		m.Attribute(shellread.Reading{Files: forms}, head, body, "")
+		m.Attribute(b.copies.Follow(shellread.Reading{Files: forms}), head, body, "")
 	case c.name == "read_many_files":
 		b.many(m, out)
 	case c.name == "grep" || c.name == "search_file_content" || c.name == "grep_search":

@@ -225,7 +225,7 @@ func (b *builder) tool(a *session.Message, p part, model, cwd string, ts time.Ti
 		m.Meta.NoFiles = true
 	case name == "read":
 		if forms := file(); forms != nil {
-			m.Attribute(shellread.Reading{Files: forms}, "", out, "")
+			m.Attribute(b.copies.Follow(shellread.Reading{Files: forms}), "", out, "")
 		}
 	case name == "grep":
 		base := cwd

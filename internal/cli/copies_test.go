@@ -32,6 +32,9 @@ func TestCopiedFileIsWithheld(t *testing.T) {
 	tr.claudeResult(ws, "toolu_4", numbered(subagentNotes, "→"), false,
 		map[string]any{"type": "text", "file": map[string]any{"filePath": filepath.Join(ws, "notes.bak"), "content": subagentNotes}})
 	tr.claudeBash(ws, "toolu_5", "cat out.txt", "generated 42 rows\n", false)
+	tr.claudeCall(ws, "toolu_6", "Grep", map[string]any{"pattern": "LAUNCH", "path": ws, "output_mode": "content", "-n": true})
+	tr.claudeResult(ws, "toolu_6", filepath.Join(ws, "notes.bak")+":1:LAUNCH_CODE="+subagentValue, false,
+		map[string]any{"mode": "content", "numFiles": 1, "filenames": []string{}, "content": filepath.Join(ws, "notes.bak") + ":1:LAUNCH_CODE=" + subagentValue, "numLines": 1})
 	tr.write(t, claude)
 	f.run("import", "claude", claude) // the reads, in a second
 

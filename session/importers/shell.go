@@ -214,6 +214,28 @@ func (p *Paths) Reads(cmd shellread.Command) shellread.Reading {
 	return shellread.Read(cmd, "", p.Resolve)
 }
 
+// Attach adds to m, a tool result already attributed to the files it
+// shows (a Read, a Grep), the sources of those of them earlier commands
+// wrote from others, as paths of the whole message (so that a denied one
+// withholds all of it), and makes it of unknown source where what went into
+// one cannot be told.
+func (c Copies) Attach(m *session.Message) {
+	if len(c) == 0 {
+		return
+	}
+	var extra []string
+	why := ""
+	for _, f := range m.Meta.SourcePaths {
+		from, w := c.Of(f)
+		extra = append(extra, from...)
+		why = cmp.Or(why, w)
+	}
+	if len(extra) > 0 {
+		m.SyncSourcePaths(extra...)
+	}
+	m.Meta.UnknownSource = cmp.Or(m.Meta.UnknownSource, why)
+}
+
 // note keeps what a command wrote into a file, in place of what the file
 // held before; through files written before from others, their sources.
 func (c *Copies) note(w shellread.Copy) {

@@ -164,9 +164,8 @@ func (p *parser) attribute(m *session.Message, c *call, tur *toolUseResult, text
 			return
 		}
 		m.Parts = readParts(text, forms[0])
-		from, why := p.st.Copies.Of(forms[0])
-		m.SyncSourcePaths(append(forms[1:], from...)...)
-		m.Meta.UnknownSource = why
+		m.SyncSourcePaths(forms[1:]...)
+		p.st.Copies.Attach(m)
 	case "Edit", "MultiEdit", "Write", "NotebookEdit":
 		// Their results quote the edited file (a cat -n snippet).
 		path := c.In.FilePath
@@ -187,14 +186,15 @@ func (p *parser) attribute(m *session.Message, c *call, tur *toolUseResult, text
 		}
 		if mode == "content" {
 			p.grepContent(m, c, text, cwd)
-			return
+		} else {
+			// Which files match a pattern says something about their
+			// content: the listing is attributed to all of them, as a whole.
+			whole(p.grepListed(text, tur.Filenames, cwd)...)
+			if m.Meta.SourcePaths == nil {
+				m.Meta.NoFiles = true // "No files found"
+			}
 		}
-		// Which files match a pattern says something about their content:
-		// the listing is attributed to all of them, as a whole.
-		whole(p.grepListed(text, tur.Filenames, cwd)...)
-		if m.Meta.SourcePaths == nil {
-			m.Meta.NoFiles = true // "No files found"
-		}
+		p.st.Copies.Attach(m)
 	case "Bash":
 		if id := backgroundID(text, tur); id != "" {
 			if p.st.Background == nil {

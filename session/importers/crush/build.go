@@ -238,6 +238,7 @@ func (b *builder) result(d data, model string, row messageRow) {
 		}
 	case name == "grep":
 		b.grep(m, &a, d.Content)
+		b.copies.Attach(m)
 	case name == "edit" || name == "multiedit" || name == "write" || name == "patch":
 		// Their results may quote the file: attributed to it as a whole.
 		if forms := b.paths.Forms(cmp.Or(a.FilePath, importers.PatchedFile(a.PatchText)), b.cwd); len(forms) > 0 {

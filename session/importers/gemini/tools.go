@@ -86,6 +86,7 @@ func (b *builder) result(c call, out []string, model, ts string) {
 		b.many(m, out)
 	case c.name == "grep" || c.name == "search_file_content" || c.name == "grep_search":
 		b.grep(m, &a, text)
+		b.copies.Attach(m)
 	case c.name == "write_file" || c.name == "replace" || c.name == "edit":
 		// Their results may quote the file: attributed to it as a whole.
 		forms, why := b.resolve(a.file())

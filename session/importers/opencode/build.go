@@ -236,7 +236,7 @@ func (b *builder) tool(a *session.Message, p part, model, cwd string, ts time.Ti
 			m.Attribute(shellread.Reading{}, "", out, "")
 			break
 		}
-		m.Attribute(importers.FileBlocks(out, func(n string) []string { return b.paths.Forms(n, base) }), "", out, "")
+		m.Attribute(b.copies.Follow(importers.FileBlocks(out, func(n string) []string { return b.paths.Forms(n, base) })), "", out, "")
 	case name == "edit" || name == "write" || name == "multiedit" || name == "patch":
 		// Their results may quote the file: attributed to it as a whole.
 		if forms := file(); forms != nil {

@@ -12,9 +12,10 @@ import (
 	"github.com/scrim-dev/scrim/shellread"
 )
 
-// openCall remembers a tool call until its result arrives. It returns the file the call writes, for a tool that writes one: what
-// its input holds of that file (what an edit replaces, what it writes) is
-// the file's content.
+// openCall remembers a tool call until its result arrives. It returns the
+// file the call writes, for a tool (or a command) that writes one: what its
+// input holds of that file (what an edit replaces, what it writes) is the
+// file's content.
 func (p *parser) openCall(key string, m *session.Message, b block, cwd string) (writes string) {
 	c := &call{Name: b.Name, Cwd: cwd, SessionID: m.SessionID, Seq: m.Seq}
 	_ = json.Unmarshal(b.Input, &c.In) // a malformed input only costs attribution

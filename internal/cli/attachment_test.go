@@ -3,7 +3,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -60,19 +59,10 @@ func TestGeminiMentionedFileIsWithheld(t *testing.T) {
 	must(t, os.MkdirAll(chats, 0o755))
 	prompt := "What is in @secrets/notes.env?\n--- Content from referenced files ---\nContent from @secrets/notes.env:\n" +
 		strings.TrimSuffix(subagentNotes, "\n") + "\n--- End of content ---"
-	var b strings.Builder
-	for _, r := range []map[string]any{
-		{"sessionId": "5e55", "projectHash": "ab12", "startTime": "2026-01-05T10:00:00.000Z", "lastUpdated": "2026-01-05T10:00:09.000Z", "kind": "main", "directories": []string{ws}},
-		{"id": "u1", "timestamp": "2026-01-05T10:00:01.000Z", "type": "user", "content": []any{map[string]any{"text": prompt}}},
-		{"id": "g1", "timestamp": "2026-01-05T10:00:02.000Z", "type": "gemini", "content": "The launch code is " + subagentValue + ".", "model": "gemini-2.5-pro"},
-	} {
-		j, err := json.Marshal(r)
-		must(t, err)
-		b.Write(j)
-		b.WriteByte('\n')
-	}
-	file := filepath.Join(chats, "session-2026-01-05T10-00-5e55.jsonl")
-	must(t, os.WriteFile(file, []byte(b.String()), 0o644))
+	file := jsonLines(t, filepath.Join(chats, "session-2026-01-05T10-00-5e55.jsonl"),
+		map[string]any{"sessionId": "5e55", "projectHash": "ab12", "startTime": "2026-01-05T10:00:00.000Z", "lastUpdated": "2026-01-05T10:00:09.000Z", "kind": "main", "directories": []string{ws}},
+		map[string]any{"id": "u1", "timestamp": "2026-01-05T10:00:01.000Z", "type": "user", "content": []any{map[string]any{"text": prompt}}},
+		map[string]any{"id": "g1", "timestamp": "2026-01-05T10:00:02.000Z", "type": "gemini", "content": "The launch code is " + subagentValue + ".", "model": "gemini-2.5-pro"})
 
 	f.run("import", "gemini", file)
 	id := importedSession(t, store, file)

@@ -292,18 +292,7 @@ func TestGeminiSubagentReadsReachTheParent(t *testing.T) {
 	chats := filepath.Join(root, "gemini", "tmp", "ab12", "chats")
 	must(t, os.MkdirAll(filepath.Join(chats, parentID), 0o755))
 	answer := "The notes say:\n" + strings.TrimSuffix(subagentNotes, "\n")
-	write := func(path string, records ...map[string]any) string {
-		t.Helper()
-		var b strings.Builder
-		for _, r := range records {
-			j, err := json.Marshal(r)
-			must(t, err)
-			b.Write(j)
-			b.WriteByte('\n')
-		}
-		must(t, os.WriteFile(path, []byte(b.String()), 0o644))
-		return path
-	}
+	write := func(path string, records ...map[string]any) string { return jsonLines(t, path, records...) }
 	call := func(id, name string, args map[string]any, out string) map[string]any {
 		return map[string]any{"id": id, "name": name, "args": args, "status": "success", "timestamp": "2026-01-05T10:00:03.000Z",
 			"result": []any{map[string]any{"functionResponse": map[string]any{"id": id, "name": name, "response": map[string]any{"output": out}}}}}
@@ -426,4 +415,19 @@ func TestParentReadsReachTheSubagent(t *testing.T) {
 	if kept := counts(); !kept[subID] {
 		t.Fatalf("the parent's later messages made the subagent's count be made again: kept %v", kept)
 	}
+}
+
+// jsonLines writes records to path, a JSON document a line, as Gemini CLI
+// writes its chats, and returns path.
+func jsonLines(t *testing.T, path string, records ...map[string]any) string {
+	t.Helper()
+	var b strings.Builder
+	for _, r := range records {
+		j, err := json.Marshal(r)
+		must(t, err)
+		b.Write(j)
+		b.WriteByte('\n')
+	}
+	must(t, os.WriteFile(path, []byte(b.String()), 0o644))
+	return path
 }

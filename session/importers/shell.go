@@ -17,10 +17,16 @@ import (
 // copies is what the transcript's commands wrote into files so far (see
 // Copies): it is followed, and grows with what this command writes.
 func (p *Paths) Shell(m *session.Message, cmd shellread.Command, head, body string, copies *Copies) {
+	m.Attribute(copies.Follow(p.read(cmd, body)), head, body, "")
+}
+
+// read follows cmd, run in this machine's home unless it says another, as
+// its output says.
+func (p *Paths) read(cmd shellread.Command, output string) shellread.Reading {
 	if cmd.Home == "" {
 		cmd.Home = p.home
 	}
-	m.Attribute(copies.Follow(shellread.Read(cmd, body, p.Resolve)), head, body, "")
+	return shellread.Read(cmd, output, p.Resolve)
 }
 
 // WrittenBy returns the file a shell command writes, for its call: what
@@ -33,10 +39,7 @@ func (p *Paths) WrittenBy(cmd shellread.Command) string {
 	if !mayWrite(cmd.Line) && !slices.ContainsFunc(cmd.Argv, mayWrite) {
 		return ""
 	}
-	if cmd.Home == "" {
-		cmd.Home = p.home
-	}
-	if w := shellread.Read(cmd, "", p.Resolve).Writes; len(w) == 1 {
+	if w := p.read(cmd, "").Writes; len(w) == 1 {
 		return w[0]
 	}
 	return ""
@@ -154,23 +157,13 @@ const maxCopies = 4096
 // unknown source makes it unknown. Then it notes what r's command wrote.
 func (c *Copies) Follow(r shellread.Reading) shellread.Reading {
 	if len(*c) > 0 {
-		var extra []string
-		why := ""
-		for _, f := range r.Files {
-			if cp, ok := (*c)[f]; ok {
-				extra = append(extra, cp.From...)
-				if cp.Unknown != "" && why == "" {
-					why = "it reads " + f + ", into which an earlier command wrote " + cp.Unknown
-				}
+		files := r.Files
+		for _, f := range files {
+			from, why := c.Of(f)
+			for _, g := range from {
+				r.Files = appendNew(slices.Clip(r.Files), g)
 			}
-		}
-		for _, f := range extra {
-			if !slices.Contains(r.Files, f) {
-				r.Files = append(slices.Clip(r.Files), f)
-			}
-		}
-		if why != "" && r.Unknown == "" {
-			r.Unknown = why
+			r.Unknown = cmp.Or(r.Unknown, why)
 		}
 	}
 	for _, w := range r.Copies {
@@ -180,12 +173,12 @@ func (c *Copies) Follow(r shellread.Reading) shellread.Reading {
 }
 
 // Of says what earlier commands wrote into the file at the canonical path,
-// for a tool that reads it (a Read): the files whose content it may hold
-// beside its own, and why that cannot be told, if it cannot.
+// for what reads it: the files whose content it may hold beside its own,
+// and why that cannot be told, if it cannot.
 func (c Copies) Of(file string) (from []string, unknown string) {
 	cp := c[file]
 	if cp.Unknown != "" {
-		unknown = "the file " + file + " holds what an earlier command wrote into it: " + cp.Unknown
+		unknown = "it reads " + file + ", into which an earlier command wrote " + cp.Unknown
 	}
 	return cp.From, unknown
 }
@@ -207,12 +200,7 @@ func (c *Copies) Output(file string, r shellread.Reading) {
 }
 
 // Reads is what a shell command reads, told without its output.
-func (p *Paths) Reads(cmd shellread.Command) shellread.Reading {
-	if cmd.Home == "" {
-		cmd.Home = p.home
-	}
-	return shellread.Read(cmd, "", p.Resolve)
-}
+func (p *Paths) Reads(cmd shellread.Command) shellread.Reading { return p.read(cmd, "") }
 
 // Attach adds to m, a tool result already attributed to the files it
 // shows (a Read, a Grep), the sources of those of them earlier commands

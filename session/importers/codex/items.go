@@ -112,30 +112,36 @@ func (p *parser) callItem(it *payload, ts time.Time) {
 		c.Reads, c.Known = old.Reads, true // its event came first
 	}
 	p.st.Calls[id] = c
-	pt := session.Part{Kind: session.PartToolCall, CallID: id, Name: name, Input: input}
+	p.turn.Parts = append(p.turn.Parts, session.Part{Kind: session.PartToolCall, CallID: id, Name: name, Input: input, SourcePath: p.writes(c, it, input)})
+}
+
+// writes returns the one file call c writes, "" if none: an apply_patch
+// patch of one file (the tool's, or one given through the shell as
+// ["apply_patch", PATCH] or apply_patch <<'EOF'), or a shell command that
+// writes one.
+func (p *parser) writes(c *call, it *payload, input json.RawMessage) string {
 	patch, dir := "", ""
 	switch {
-	case name == "apply_patch" && it.Type == "function_call":
+	case c.Name == "apply_patch" && it.Type == "function_call":
 		var a struct {
 			Input string `json:"input"`
 		}
 		_ = json.Unmarshal(input, &a)
 		patch = a.Input
-	case name == "apply_patch":
+	case c.Name == "apply_patch":
 		patch = it.Input
-	case len(c.Argv) == 2 && c.Argv[0] == "apply_patch": // the shell tool's ["apply_patch", patch]
-		patch, dir = c.Argv[1], c.Workdir
-	case strings.Contains(c.Line, importers.PatchBegin) || slices.ContainsFunc(c.Argv, func(a string) bool { return strings.Contains(a, importers.PatchBegin) }):
-		// apply_patch <<'EOF' … through a shell: the patch is the command's
-		// lines.
+	case len(c.Argv) > 0 && c.Argv[0] == "apply_patch" || strings.Contains(c.Line, importers.PatchBegin) ||
+		slices.ContainsFunc(c.Argv, func(a string) bool { return strings.Contains(a, importers.PatchBegin) }):
+		// Through a shell: the patch is the command's lines.
 		patch, dir = c.Line+"\n"+strings.Join(c.Argv, "\n"), c.Workdir
 	}
 	if file := importers.PatchedFile(patch); file != "" {
-		pt.SourcePath = p.paths.Canonical(file, p.dir(dir))
-	} else if (c.Line != "" || c.Argv != nil) && !c.Pwsh && c.Unknown == "" {
-		pt.SourcePath = p.paths.WrittenBy(shellread.Command{Line: c.Line, Argv: c.Argv, Dir: p.dir(c.Workdir)})
+		return p.paths.Canonical(file, p.dir(dir))
 	}
-	p.turn.Parts = append(p.turn.Parts, pt)
+	if (c.Line == "" && c.Argv == nil) || c.Pwsh || c.Unknown != "" {
+		return ""
+	}
+	return p.paths.WrittenBy(shellread.Command{Line: c.Line, Argv: c.Argv, Dir: p.dir(c.Workdir)})
 }
 
 // noteCommand reads the command a shell-like call runs from its arguments.

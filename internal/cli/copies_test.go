@@ -41,14 +41,14 @@ func TestCopiedFileIsWithheld(t *testing.T) {
 	// Claude Code 2 runs a command in the background and writes its output
 	// to a file, which the model then reads, with Read or through the shell.
 	bg := &transcript{}
-	out := filepath.Join(root, "claude-1000", "tasks", "b8ab45e.output")
+	outFile := filepath.Join(root, "claude-1000", "tasks", "b8ab45e.output")
 	bg.claudeCall(ws, "toolu_b1", "Bash", map[string]any{"command": "cat secrets/notes.env", "run_in_background": true})
-	bg.claudeResult(ws, "toolu_b1", "Command running in background with ID: b8ab45e. Output is being written to: "+out, false,
+	bg.claudeResult(ws, "toolu_b1", "Command running in background with ID: b8ab45e. Output is being written to: "+outFile, false,
 		map[string]any{"stdout": "", "stderr": "", "interrupted": false, "backgroundTaskId": "b8ab45e"})
-	bg.claudeCall(ws, "toolu_b2", "Read", map[string]any{"file_path": out})
+	bg.claudeCall(ws, "toolu_b2", "Read", map[string]any{"file_path": outFile})
 	bg.claudeResult(ws, "toolu_b2", numbered(subagentNotes, "→"), false,
-		map[string]any{"type": "text", "file": map[string]any{"filePath": out, "content": subagentNotes}})
-	bg.claudeBash(ws, "toolu_b4", "tail -5 "+out, body+"\n", false)
+		map[string]any{"type": "text", "file": map[string]any{"filePath": outFile, "content": subagentNotes}})
+	bg.claudeBash(ws, "toolu_b4", "tail -5 "+outFile, body+"\n", false)
 	background := bg.write(t, filepath.Join(root, "s2.jsonl"))
 	f.run("import", "claude", background)
 
@@ -70,6 +70,9 @@ func TestCopiedFileIsWithheld(t *testing.T) {
 		}
 		if file == claude && !strings.Contains(out, "unknown source (it reads "+filepath.Join(ws, "out.txt")+", into which an earlier command wrote ") {
 			t.Errorf("reading back a script's output is not of unknown source:\n%s", out)
+		}
+		if file == background && !strings.Contains(out, "│ Command running in background with ID: b8ab45e. Output is being written to: "+outFile+"\n") {
+			t.Errorf("the notice that the command started in the background, which holds none of its output, is withheld:\n%s", out)
 		}
 		if trusted := f.run("redact", id, "--model", "demo/trusted"); !strings.Contains(trusted, subagentValue) {
 			t.Errorf("%s: the trusted model is not sent the copy:\n%s", filepath.Base(file), trusted)

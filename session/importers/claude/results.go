@@ -207,6 +207,13 @@ func (p *parser) attribute(m *session.Message, c *call, tur *toolUseResult, text
 				// the model may Read or cat later.
 				p.st.Copies.Output(p.paths.Canonical(out[1], cwd), p.paths.Reads(shellread.Command{Line: c.In.Command, Dir: cwd}))
 			}
+			if backgroundNotice.MatchString(strings.TrimSpace(text)) {
+				// Claude Code's notice that it started the command, and no
+				// more: none of its output, which comes later.
+				m.Parts = []session.Part{{Kind: session.PartToolResult, Text: text}}
+				m.Meta.NoFiles = true
+				return
+			}
 		}
 		p.paths.Shell(m, shellread.Command{Line: c.In.Command, Dir: cwd}, "", text, &p.st.Copies)
 	case "BashOutput", "TaskOutput":
@@ -256,6 +263,11 @@ var backgroundRE = regexp.MustCompile(`running in background with ID: ?(\S+?)[.\
 // outputFileRE finds the file Claude Code 2 writes a background command's
 // output to, in the Bash result that says it started it.
 var outputFileRE = regexp.MustCompile(`Output is being written to: (\S+)`)
+
+// backgroundNotice is the whole result of a Bash call that started its
+// command in the background: the notice, where to find the output, and
+// nothing of it.
+var backgroundNotice = regexp.MustCompile(`^Command running in background with ID: ?\S+?(\. Output is being written to: \S+?)?\.?$`)
 
 // backgroundID is the ID of a command Bash started in the background.
 func backgroundID(text string, tur *toolUseResult) string {

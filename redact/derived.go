@@ -322,7 +322,7 @@ type candidates struct {
 	// of 8 bytes (32 bits of the hash beside the index), 32 MB of them.
 	slots     []uint32
 	slotBits  uint
-	list      candidateList
+	list      chunked[candidate]
 	text      arena // the candidates' texts
 	pathTable       // the paths named (metPath)
 	// Each withheld text that had a fingerprint, as it was added: where
@@ -337,10 +337,14 @@ type candidates struct {
 	// drop says build may drop them once it has taken the fingerprints:
 	// nothing is gathered after (a Stream).
 	drop bool
+	// spill, if set, holds the texts instead of text, till build
+	// (spill.go): text is then empty, and each candidate's text ref holds
+	// its hash. Only for candidates dropped once built.
+	spill *spilled
 }
 
 type candidate struct {
-	text ref    // in the candidates' arena
+	text ref    // in the candidates' arena; spilled, the text's hash
 	met  uint32 // the withheld text it was first met in (candidates.meet)
 }
 
@@ -350,31 +354,31 @@ func (c *candidates) pathOf(k *candidate) uint32 { return c.metPath[k.met] }
 // orderOf is where in the session candidate k was first met.
 func (c *candidates) orderOf(k *candidate) int64 { return c.metOrder[k.met] }
 
-// candidateList holds candidates in chunks of 1<<candidateShift that never
-// move once full (grown as one slice, each growth held the old copy and
-// the new at once: 56 and 70 MB on the UI benchmark's session). The first
-// grows as a slice does till it is full, so a few candidates take little.
-type candidateList struct {
-	chunks [][]candidate
+// chunked holds a list in chunks of 1<<candidateShift that never move
+// once full (the candidates, grown as one slice, held the old copy and the
+// new at once at each growth: 56 and 70 MB on the UI benchmark's session).
+// The first grows as a slice does till it is full, so a few take little.
+type chunked[T any] struct {
+	chunks [][]T
 	n      int
 }
 
 const candidateShift = 16
 
-func (l *candidateList) at(i int32) *candidate {
+func (l *chunked[T]) at(i int32) *T {
 	return &l.chunks[i>>candidateShift][i&(1<<candidateShift-1)]
 }
 
-func (l *candidateList) add(k candidate) {
+func (l *chunked[T]) add(k T) {
 	switch {
 	case l.n < 1<<candidateShift:
 		if len(l.chunks) == 0 {
-			l.chunks = [][]candidate{nil}
+			l.chunks = [][]T{nil}
 		}
 		l.chunks[0] = append(l.chunks[0], k)
 	default:
 		if l.n>>candidateShift == len(l.chunks) {
-			l.chunks = append(l.chunks, make([]candidate, 1<<candidateShift))
+			l.chunks = append(l.chunks, make([]T, 1<<candidateShift))
 		}
 		*l.at(int32(l.n)) = k
 	}
@@ -401,17 +405,36 @@ func (c *candidates) find(s string, h uint64) int32 {
 	}
 	b := c.slotBits
 	mask, tag := uint64(len(c.slots)-1), slotTag(h, b)
+	h2 := int64(-1)
 	for at := h & mask; ; at = (at + 1) & mask {
 		sl := c.slots[at]
 		if sl == 0 {
 			return -1
 		}
 		if sl>>b == tag {
-			if i := int32(sl&(1<<b-1)) - 1; c.textOf(i) == s {
+			if i := int32(sl&(1<<b-1)) - 1; c.is(i, s, h, &h2) {
 				return i
 			}
 		}
 	}
+}
+
+// is reports whether candidate i's text is s, whose hash is h: compared
+// byte for byte, or, spilled, by both hashes and its length (h2 holds the
+// second hash of s once made, for the next candidate find compares; -1:
+// not yet).
+func (c *candidates) is(i int32, s string, h uint64, h2 *int64) bool {
+	if c.spill == nil {
+		return c.textOf(i) == s
+	}
+	if c.hashOf(i) != h {
+		return false
+	}
+	m := c.spill.meta.at(i)
+	if *h2 < 0 {
+		*h2 = int64(c.spill.hash2(s))
+	}
+	return int(m.n) == len(s) && int64(m.h2) == *h2
 }
 
 // pieceQueue holds pieces of readable text to be looked up among the
@@ -500,7 +523,7 @@ func (c *candidates) resize(b uint) {
 	c.slots = nil // not held beside the new ones while they are made
 	c.slots = make([]uint32, 1<<b)
 	for i := range c.list.n {
-		c.slot(int32(i), maphash.String(c.seed, c.textOf(int32(i))))
+		c.slot(int32(i), c.hashOf(int32(i)))
 	}
 }
 
@@ -607,7 +630,13 @@ func (c *candidates) put(fp string, h uint64, met uint32) bool {
 	c.init()
 	c.grow()
 	i := int32(c.list.n)
-	c.list.add(candidate{text: c.text.add(fp), met: met})
+	var text ref
+	if c.spill != nil {
+		text = c.spill.add(fp, h)
+	} else {
+		text = c.text.add(fp)
+	}
+	c.list.add(candidate{text: text, met: met})
 	c.lens[lenClass(len(fp))] = true
 	c.slot(i, h)
 	return true
@@ -681,6 +710,9 @@ type allowedText struct {
 // and nothing to look for. The matcher shares the candidates' arena: what
 // is added to them later goes past what it holds.
 func build(c *candidates, label string) *Derived {
+	if c.spill != nil {
+		panic("redact: a gathering's spilled texts are read back before it is built (Stream.Finish)")
+	}
 	if c.drop {
 		// Nothing is looked up again: the slots go before the
 		// fingerprints are made beside the candidates (on the UI

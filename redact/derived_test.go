@@ -313,14 +313,24 @@ func TestMatchManyBehindOneAnchor(t *testing.T) {
 }
 
 // TestCandidatesSharingAHash: candidates are found by a hash of their
-// text, and texts whose hashes collide are told apart by their bytes: each
-// is found as itself, marked on its own, and a text that is not a
-// candidate is not taken for one.
+// text, and texts whose hashes collide are told apart by their bytes, or,
+// their texts spilled, by their lengths and a second hash: each is found
+// as itself, marked on its own, and a text that is not a candidate is not
+// taken for one; spilled, each reads back as itself.
 func TestCandidatesSharingAHash(t *testing.T) {
+	for _, spill := range []bool{false, true} {
+		t.Run(fmt.Sprint("spilled=", spill), func(t *testing.T) { candidatesSharingAHash(t, spill) })
+	}
+}
+
+func candidatesSharingAHash(t *testing.T, spill bool) {
 	var c candidates
+	if spill {
+		c.spill = newSpilled(t.TempDir())
+	}
 	const h = 42              // one hash for all: every lookup meets a collision
 	early := c.meet("/q", -1) // a withheld text met before the others, added last
-	texts := []string{"first-withheld-line", "second-withheld-line", "third-withheld-one"}
+	texts := []string{"first-withheld-line", "second-withheld-line", "third-withheld-one", "third-withheld-two"}
 	met := make([]uint32, len(texts))
 	for i, s := range texts {
 		if met[i] = c.meet("/p", int64(i)); !c.put(s, h, met[i]) {
@@ -331,13 +341,13 @@ func TestCandidatesSharingAHash(t *testing.T) {
 		t.Fatalf("%q again was new", texts[1])
 	}
 	for i, s := range texts {
-		if k := c.find(s, h); k < 0 || c.textOf(k) != s || c.list.at(k).met != met[i] || c.paths[c.pathOf(c.list.at(k))] != "/p" {
+		if k := c.find(s, h); k != int32(i) || c.list.at(k).met != met[i] || c.paths[c.pathOf(c.list.at(k))] != "/p" {
 			t.Fatalf("find(%q) = %d", s, k)
 		}
 	}
 	for _, s := range []string{"first-withheld-lin", "fourth-withheld-line", ""} {
 		if k := c.find(s, h); k >= 0 {
-			t.Fatalf("find(%q) = %d (%q)", s, k, c.textOf(k))
+			t.Fatalf("find(%q) = %d", s, k)
 		}
 	}
 	if k := c.find(texts[0], h+1); k >= 0 {
@@ -346,6 +356,27 @@ func TestCandidatesSharingAHash(t *testing.T) {
 	// The earliest meeting names the path.
 	if c.put(texts[2], h, early); c.paths[c.pathOf(c.list.at(c.find(texts[2], h)))] != "/q" {
 		t.Fatal("an earlier meeting did not move the path")
+	}
+	if !spill {
+		return
+	}
+	if len(c.text.chunks) != 0 {
+		t.Fatal("spilled candidates' texts are held in memory too")
+	}
+	c.also = []uint64{1 << 1} // the second is in readable content too: not read back
+	if err := c.unspill(); err != nil {
+		t.Fatal(err)
+	}
+	if c.list.at(1).text != (ref{lo: h}) {
+		t.Fatal("a candidate in readable content was read back")
+	}
+	for i, s := range texts {
+		if i != 1 && c.textOf(int32(i)) != s {
+			t.Fatalf("candidate %d reads back as %q, not %q", i, c.textOf(int32(i)), s)
+		}
+	}
+	if c.spill != nil || c.text.size() > 4<<10 {
+		t.Fatalf("after reading back, the spill is %v and the texts take %d bytes", c.spill, c.text.size())
 	}
 }
 

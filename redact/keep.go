@@ -181,14 +181,35 @@ func (b *DerivedBuilder) Gathered(d *Derived, to []byte, most int) []byte {
 	return encodeGathered(to, most, b.memo, d)
 }
 
-// finishGather makes the fingerprints of what was gathered, once.
+// Finish ends the gathering, once its passes are done: it makes the
+// fingerprints of what was gathered (unless Resume took them). Its error
+// is that of reading back the texts Spill put in a file; Gathered, Ready,
+// Next and Start call it too, and panic on it: nothing is redacted with
+// part of the fingerprints. A caller that spills calls it first.
+func (s *Stream) Finish() error {
+	if s.gather == nil || s.resumed || s.finished {
+		return nil
+	}
+	if s.err != nil {
+		return s.err
+	}
+	if s.gather.cands.spill != nil {
+		if s.err = s.gather.cands.unspill(); s.err != nil {
+			return s.err
+		}
+	}
+	// A Stream gathers no more once it redacts: the candidates, those
+	// that readable content has too among them, are no longer wanted (at
+	// 1M messages, 7-8 MB beside what was kept).
+	s.derived = s.gather.DoneDropping()
+	s.finished = true
+	return nil
+}
+
+// finishGather is Finish for those that cannot return its error.
 func (s *Stream) finishGather() {
-	if !s.resumed && !s.finished {
-		// A Stream gathers no more once it redacts: the candidates,
-		// those that readable content has too among them, are no
-		// longer wanted (at 1M messages, 7-8 MB beside what was kept).
-		s.derived = s.gather.DoneDropping()
-		s.finished = true
+	if err := s.Finish(); err != nil {
+		panic("redact: " + err.Error())
 	}
 }
 

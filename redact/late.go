@@ -2,7 +2,6 @@ package redact
 
 import (
 	"cmp"
-	"hash/maphash"
 	"maps"
 	"slices"
 	"unsafe"
@@ -223,7 +222,7 @@ func (c *candidates) suspects(log *allowedLog, only []int32) map[int32][]uint64 
 		}
 		return int32(i)
 	}
-	keyOf := func(k int32) uint32 { return logKey(maphash.String(c.seed, c.textOf(k))) }
+	keyOf := func(k int32) uint32 { return logKey(c.hashOf(k)) }
 	ranges := fpRanges(n)
 	own := make([][]uint64, len(ranges)) // a map a core: no write waits for another's
 	eachRange(ranges, func(r, lo, hi int) {
@@ -360,6 +359,11 @@ func (c *candidates) bytes() int {
 	n := 0
 	for _, ch := range c.text.chunks {
 		n += len(ch)
+	}
+	if c.spill != nil {
+		// Counted as if held: the log's room (logRoom) is the same
+		// wherever they are.
+		n += int(c.spill.size)
 	}
 	return n + c.list.n*int(unsafe.Sizeof(candidate{})) + 4*len(c.slots) + 12*len(c.metOrder)
 }

@@ -28,7 +28,8 @@ type Stream struct {
 	memo    *Memo
 	gather  *DerivedBuilder // nil: the tier does not redact derived content
 	derived *Derived
-	started bool // Next has been called: gathering is over
+	started bool  // Next has been called: gathering is over
+	err     error // Finish's
 	// finished: derived holds what was gathered; resumed: it holds a kept
 	// gathering instead (Resume).
 	finished, resumed bool
@@ -66,6 +67,19 @@ func (s *Stream) Gathers() bool { return s.gather != nil }
 func (s *Stream) Gather(msgs []session.Message) {
 	s.mustGather()
 	s.gather.Add(msgs)
+}
+
+// Spill keeps the texts gathered in a temporary file in dir ("": the
+// system's temporary folder) while the session is read, not in memory
+// (spill.go), and Finish reads back those it keeps. Called before the
+// first batch is gathered; dir is best where the session is already kept
+// (the store's folder): the texts are of content the tier withholds. The
+// file is unlinked as it is made, where the system allows it.
+func (s *Stream) Spill(dir string) {
+	s.mustGather()
+	if c := &s.gather.cands; c.list.n == 0 && c.spill == nil {
+		c.spill = newSpilled(dir)
+	}
 }
 
 // Prepare readies msgs, the session's next batch, for GatherPrepared, on

@@ -2,12 +2,14 @@ package redact
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/scrim-dev/scrim/internal/policytest"
+	"github.com/scrim-dev/scrim/internal/spool"
 	"github.com/scrim-dev/scrim/policy"
 	"github.com/scrim-dev/scrim/session"
 )
@@ -15,8 +17,9 @@ import (
 // streamAll redacts msgs with a Stream, cut into batches of the sizes that
 // next gives (a size per pass, so that the passes cut the session
 // differently), up to inFlight batches at once (Stream.Start), and returns
-// the batches' results one after another and the report.
-func streamAll(msgs []session.Message, model string, p *policy.Policy, next func() int, inFlight int) ([]session.Message, Report) {
+// the batches' results one after another and the report. With spill set,
+// the gathering's texts wait in a file there (Stream.Spill).
+func streamAll(msgs []session.Message, model string, p *policy.Policy, next func() int, inFlight int, spill string) ([]session.Message, Report) {
 	batches := func() [][]session.Message {
 		var out [][]session.Message
 		for rest := msgs; ; {
@@ -35,6 +38,9 @@ func streamAll(msgs []session.Message, model string, p *policy.Policy, next func
 	}
 	s := NewStream(model, p)
 	if s.Gathers() {
+		if spill != "" {
+			s.Spill(spill)
+		}
 		for _, b := range batches() {
 			s.Gather(b)
 		}
@@ -97,7 +103,7 @@ func TestStreamDecidesEachPathOnce(t *testing.T) {
 			}
 			want, wantRep := History(msgs, "limited/x", pol)
 			start := pol.DecisionCount()
-			got, rep := streamAll(msgs, "limited/x", pol, func() int { return tc.batch }, 1) // one at a time: two at once may decide a path twice
+			got, rep := streamAll(msgs, "limited/x", pol, func() int { return tc.batch }, 1, "") // one at a time: two at once may decide a path twice
 			if n := pol.DecisionCount() - start; n != distinct {
 				t.Fatalf("%d decisions for %d distinct paths", n, distinct)
 			}
@@ -132,7 +138,8 @@ func TestStreamGathersBeforeNext(t *testing.T) {
 // FuzzStream: a random history redacted by a Stream, cut into batches of
 // random sizes (empty ones too; each pass cut its own way), gives exactly
 // what History gives for the whole of it, report included, for random
-// policies with and without derived, secret and unknown-source redaction.
+// policies with and without derived, secret and unknown-source redaction,
+// its gathering's texts in memory or in a file.
 // fuzzSession adds the streaming fuzz targets' seeds to f, and returns
 // what makes an input's policy and history: messages numbered from 1, as a
 // store numbers them.
@@ -172,7 +179,13 @@ func FuzzStream(f *testing.F) {
 			return int(sizes[k%len(sizes)]) % 12
 		}
 		want, wantRep := History(msgs, "any/model", pol)
-		got, rep := streamAll(msgs, "any/model", pol, next, 3) // as scrim redact starts the next while the last is written
+		// Half the inputs gather with their texts in a file, as scrim
+		// redact does.
+		spill := ""
+		if len(data)%2 == 1 {
+			spill = t.TempDir()
+		}
+		got, rep := streamAll(msgs, "any/model", pol, next, 3, spill) // as scrim redact starts the next while the last is written
 		if !reflect.DeepEqual(got, want) {
 			for i := range min(len(got), len(want)) {
 				if !reflect.DeepEqual(got[i], want[i]) {
@@ -185,4 +198,107 @@ func FuzzStream(f *testing.F) {
 			t.Fatalf("streamed report differs:\n got %+v\nwant %+v", rep, wantRep)
 		}
 	})
+}
+
+// gatherWhole runs s's gathering passes over msgs, one batch.
+func gatherWhole(t *testing.T, s *Stream, msgs []session.Message) {
+	t.Helper()
+	s.Gather(msgs)
+	if err := s.Settle(func(seqs []uint64, fn func([]session.Message)) error {
+		var again []session.Message
+		for _, seq := range seqs {
+			again = append(again, msgs[seq-1])
+		}
+		fn(again)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if s.Stale() {
+		s.Recheck(msgs, true)
+	}
+}
+
+// spilledSession is a session whose denied files hold 2,400 distinct lines
+// (about 150 KB: past what a spool keeps in memory), some of them quoted by
+// the assistant, and a readable file that has some of them too.
+func spilledSession() []session.Message {
+	var msgs []session.Message
+	add := func(m session.Message) {
+		m.Seq = uint64(len(msgs) + 1)
+		msgs = append(msgs, m)
+	}
+	line := func(f, i int) string {
+		return fmt.Sprintf("secret line %d of file %d: %x %x", i, f, f*1000003+i*7919, i*104729+f)
+	}
+	for f := range 24 {
+		var b strings.Builder
+		for i := range 100 {
+			b.WriteString(line(f, i) + "\n")
+		}
+		path := fmt.Sprintf("/work/secrets/file%d.txt", f)
+		add(session.Message{Role: session.RoleTool, Meta: session.Meta{SourcePaths: []string{path}},
+			Parts: []session.Part{{Kind: session.PartText, Text: b.String(), SourcePath: path}}})
+		add(session.Message{Role: session.RoleAssistant, Parts: []session.Part{{Kind: session.PartText, Text: "It says " + line(f, f) + ", and more."}}})
+		add(session.Message{Role: session.RoleTool, Meta: session.Meta{SourcePaths: []string{"/work/src/copy.txt"}},
+			Parts: []session.Part{{Kind: session.PartText, Text: line(f, 99) + "\nreadable\n", SourcePath: "/work/src/copy.txt"}}})
+	}
+	return msgs
+}
+
+// TestStreamSpillsItsTexts: a Stream told to Spill keeps its candidates'
+// texts in an unlinked file, not in memory, while it gathers, and reads back
+// those it keeps when it finishes: what it sends is History's, the quotes
+// of denied lines withheld and the lines readable content has too sent.
+func TestStreamSpillsItsTexts(t *testing.T) {
+	pol := policytest.Policy(t, withDerived)
+	msgs := spilledSession()
+	want, wantRep := History(msgs, "limited/x", pol)
+	if wantRep.Derived < 24 || strings.Contains(want[1].Parts[0].Text, "secret line 0 of file 0") ||
+		!strings.Contains(want[2].Parts[0].Text, "secret line 99 of file 0") {
+		t.Fatalf("fixture: the quotes are not withheld, or the readable lines not sent: %+v", wantRep)
+	}
+	dir := t.TempDir()
+	s := NewStream("limited/x", pol)
+	s.Spill(dir)
+	gatherWhole(t, s, msgs)
+	c := &s.gather.cands
+	if len(c.text.chunks) != 0 || c.spill == nil {
+		t.Fatal("the candidates' texts are in memory")
+	}
+	if n, err := c.spill.texts.Len(); err != nil || n <= spool.Memory {
+		t.Fatalf("the spill holds %d bytes (%v)", n, err)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Fatalf("the spill's file is in its folder: %v", left)
+	}
+	if err := s.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	got, rep := s.Next(msgs, nil), s.Report()
+	if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(rep, wantRep) {
+		t.Fatalf("spilled, the result differs from History's:\n%+v\nwant\n%+v", rep, wantRep)
+	}
+}
+
+// TestSpillThatCannotBeReadBack: a spilled text that cannot be read back
+// fails Finish, every time, and nothing is redacted with part of the
+// fingerprints: Ready panics rather than send.
+func TestSpillThatCannotBeReadBack(t *testing.T) {
+	pol := policytest.Policy(t, withDerived)
+	s := NewStream("limited/x", pol)
+	s.Spill(t.TempDir())
+	gatherWhole(t, s, spilledSession())
+	s.gather.cands.spill.texts.Close() // the file's part is gone
+	for range 2 {
+		if err := s.Finish(); err == nil || !strings.Contains(err.Error(), "reading back the gathering's texts") {
+			t.Fatalf("Finish = %v", err)
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("a stream whose gathering failed was ready to redact")
+		}
+	}()
+	s.Ready()
 }

@@ -255,6 +255,9 @@ func gather(st *session.Store, pol *policy.Policy, h session.Header, model strin
 	// a time while the last batch was gathered from, took 8.96-10.39 s
 	// for the first preview at 1M against 8.46-9.81 s (pieces decoded on
 	// every core by one reader took 11.7-12.1 s against 9.6-9.8 s).
+	// The candidates' texts wait in a file beside the store, not in
+	// memory: see redact.Stream.Spill.
+	s.Spill(st.Dir())
 	s.Expect(1, h.Count)
 	err = st.SourcedPiecesPrepared(h.ID, 1, h.Count, gatherPiece, func(b []session.Message) any { return s.Prepare(b) },
 		func(_ []session.Message, p any, _ bool) error {
@@ -289,6 +292,9 @@ func gather(st *session.Store, pol *policy.Policy, h session.Header, model strin
 	// a twentieth of growth, not the command's quarter. On the 20,000-
 	// message benchmark session it had been the first preview's peak.
 	defer debug.SetGCPercent(debug.SetGCPercent(5))
+	if err := s.Finish(); err != nil {
+		return nil, nil, err
+	}
 	if name, ok, err := tally.KeepGathered(st, pol, h.ID, model, rev, h.Count, s.Gathered); err == nil && ok {
 		keep = noting(name)
 	}

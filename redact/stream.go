@@ -82,6 +82,16 @@ func (s *Stream) Spill(dir string) {
 	}
 }
 
+// Close lets go of what the stream holds outside memory: the file Spill
+// made, when the gathering did not finish (Finish closes it). Where the
+// system could not unlink the file as it was made, that removes it.
+func (s *Stream) Close() error {
+	if s.gather == nil || s.gather.cands.spill == nil {
+		return nil
+	}
+	return s.gather.cands.spill.texts.Close()
+}
+
 // Prepare readies msgs, the session's next batch, for GatherPrepared, on
 // any goroutine, while the batches before it are gathered from
 // (DerivedBuilder.Prepare).

@@ -272,6 +272,17 @@ func TestStreamSpillsItsTexts(t *testing.T) {
 	if left, _ := os.ReadDir(dir); len(left) != 0 {
 		t.Fatalf("the spill's file is in its folder: %v", left)
 	}
+	// A stream given up before it finishes closes its file (on a system
+	// that could not unlink it, removing it).
+	given := NewStream("limited/x", pol)
+	given.Spill(dir)
+	gatherWhole(t, given, msgs)
+	if err := given.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := given.gather.cands.spill.texts.Len(); n > spool.Memory {
+		t.Fatalf("a closed stream's spill still has its file (%d bytes)", n)
+	}
 	if err := s.Finish(); err != nil {
 		t.Fatal(err)
 	}

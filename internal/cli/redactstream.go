@@ -51,6 +51,7 @@ const (
 // meanwhile is not half seen.
 func streamRedacted(st *session.Store, pol *policy.Policy, h session.Header, model string, fn func(stored, sent []session.Message) error) (redact.Report, int, []session.DecodeError, error) {
 	s := redact.NewStream(model, pol)
+	defer s.Close()
 	var keep func() // keeps where the stream found the fingerprints, once it is done
 	var related []string
 	if s.Gathers() {

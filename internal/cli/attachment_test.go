@@ -3,6 +3,7 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -81,5 +82,55 @@ func TestGeminiMentionedFileIsWithheld(t *testing.T) {
 	}
 	if trusted := f.run("redact", id, "--model", "demo/trusted"); strings.Count(trusted, subagentValue) != 2 {
 		t.Fatalf("the trusted model is not sent the file and the quote:\n%s", trusted)
+	}
+}
+
+// A skill in a folder the limited tier may not read: Claude Code adds its
+// SKILL.md to the conversation when the model uses it. The limited tier is
+// sent the header with its placeholder, not the skill's text, nor the
+// assistant's quote of it; the Skill call's result is no unknown source;
+// the trusted model is sent all of it.
+func TestSkillTextIsWithheld(t *testing.T) {
+	t.Parallel()
+	f := newDenyFixture(t, "send")
+	root, ws, store := f.root, f.ws, f.store
+	must(t, os.WriteFile(f.pol, []byte(strings.Replace(fmt.Sprintf(subagentPolicy, "send"), `deny           = ["**/secrets/**"]`,
+		`deny           = ["**/secrets/**", "**/.claude/skills/**"]`, 1)), 0o644))
+	dir := filepath.Join(ws, ".claude", "skills", "release")
+	must(t, os.MkdirAll(dir, 0o755))
+	const secret = "Sign with the key phrase TANGERINE-OCTOPUS-3141."
+	body := "# Release\n" + secret + "\nThen push the tag.\n"
+	must(t, os.WriteFile(filepath.Join(dir, "SKILL.md"), []byte("---\nname: release\n---\n"+body), 0o644))
+
+	tr := &transcript{}
+	tr.claude(ws, map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": "Cut the release"}})
+	tr.claudeCall(ws, "toolu_1", "Skill", map[string]any{"skill": "release"})
+	tr.claudeResult(ws, "toolu_1", "Launching skill: release", false, nil)
+	tr.claude(ws, map[string]any{"type": "user", "isMeta": true, "message": map[string]any{"role": "user",
+		"content": []any{map[string]any{"type": "text", "text": "Base directory for this skill: " + dir + "\n\n" + body}}}})
+	tr.claude(ws, map[string]any{"type": "assistant", "message": map[string]any{"id": "m9", "role": "assistant", "model": "claude-sonnet-4-5",
+		"content": []any{map[string]any{"type": "text", "text": "The skill says: " + secret}}}})
+	file := tr.write(t, filepath.Join(root, "s1.jsonl"))
+
+	if out := f.run("import", "claude", file); !strings.Contains(out, "0 unknown-source results") {
+		t.Errorf("the Skill call's result counted as of unknown source:\n%s", out)
+	}
+	id := importedSession(t, store, file)
+	out := f.run("redact", id, "--model", "openai/limited")
+	skill := filepath.Join(dir, "SKILL.md")
+	for _, want := range []string{
+		"Base directory for this skill: " + dir,
+		"[Content from " + skill + ` filtered — trust tier "limited" does not have read access]`,
+		"    derived from " + skill + "  — 1 span\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the limited tier's preview lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "TANGERINE") || strings.Contains(out, "push the tag") {
+		t.Fatalf("the limited tier is sent the skill's text:\n%s", out)
+	}
+	if trusted := f.run("redact", id, "--model", "demo/trusted"); strings.Count(trusted, secret) != 2 {
+		t.Fatalf("the trusted model is not sent the skill and the quote:\n%s", trusted)
 	}
 }

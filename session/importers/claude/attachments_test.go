@@ -98,3 +98,79 @@ func TestAttachments(t *testing.T) {
 		}
 	}
 }
+
+// TestSkillText: when a skill is used, Claude Code adds its SKILL.md to the
+// conversation as a user text after the skill's folder. That text is the
+// file's, by its canonical path (here through a symbolic link), the header
+// before it no file's; the Skill call's result, which only names the skill,
+// holds no file content. A folder that cannot be resolved makes the text of
+// unknown source, and a Skill result that is more than the notice is too.
+func TestSkillText(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := filepath.Join(root, "ws")
+	skills := filepath.Join(root, "dotfiles", "skills")
+	if err := os.MkdirAll(filepath.Join(skills, "deploy"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(ws, ".claude"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(skills, filepath.Join(ws, ".claude", "skills")); err != nil {
+		t.Fatal(err)
+	}
+	skillFile := filepath.Join(skills, "deploy", "SKILL.md")
+	body := "# Deploy\nPush with the token in vault/prod.token.\n"
+	n := 0
+	line := func(v map[string]any) string {
+		n++
+		v["cwd"], v["sessionId"], v["uuid"], v["timestamp"] = ws, "s", "u"+string(rune('a'+n)), "2026-06-30T03:00:00.000Z"
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b) + "\n"
+	}
+	call := func(id, result string) string {
+		return line(map[string]any{"type": "assistant", "message": map[string]any{"id": "m" + id, "role": "assistant", "model": "claude-sonnet-4-5",
+			"content": []any{map[string]any{"type": "tool_use", "id": id, "name": "Skill", "input": map[string]any{"skill": "deploy"}}}}}) +
+			line(map[string]any{"type": "user", "message": map[string]any{"role": "user",
+				"content": []any{map[string]any{"type": "tool_result", "tool_use_id": id, "content": result}}}})
+	}
+	meta := func(text string) string {
+		return line(map[string]any{"type": "user", "isMeta": true, "message": map[string]any{"role": "user",
+			"content": []any{map[string]any{"type": "text", "text": text}}}})
+	}
+	lines := line(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": "Ship the release"}}) +
+		call("toolu_1", "Launching skill: deploy") +
+		meta("Base directory for this skill: " + filepath.Join(ws, ".claude", "skills", "deploy") + "\n\n" + body) +
+		call("toolu_2", "Launching skill: deploy\nand then some") +
+		meta("Base directory for this skill: \x00nowhere\n\n" + body)
+	file := filepath.Join(root, "s.jsonl")
+	if err := os.WriteFile(file, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st := importtest.Store(t)
+	if _, err := importers.Import(st, Agent, file, New); err != nil {
+		t.Fatal(err)
+	}
+	_, msgs := importtest.Session(t, st, "Ship the release")
+	sonnet := "model=anthropic/claude-sonnet-4-5"
+	importtest.Compare(t, msgs, []string{
+		"user parts=[text] paths=nil",
+		"assistant " + sonnet + " parts=[call:toolu_1:Skill] paths=nil",
+		"tool skill " + sonnet + " parts=[tool_result] paths=nil nofiles",
+		"user parts=[text from:" + skillFile + "] paths=[" + skillFile + "]",
+		"assistant " + sonnet + " parts=[call:toolu_2:Skill] paths=nil",
+		"tool skill " + sonnet + " parts=[tool_result] paths=nil unknown=the tool Skill is not known to scrim",
+		"user parts=[text] paths=nil unknown=a skill's instructions whose file cannot be resolved",
+	})
+	if got := msgs[3].Parts[1].Text; got != body {
+		t.Errorf("the skill's part is %q, want its SKILL.md %q", got, body)
+	}
+	if got := msgs[3].Text(); !strings.HasPrefix(got, "Base directory for this skill: ") || !strings.HasSuffix(got, body) {
+		t.Errorf("the skill's message reads %q", got)
+	}
+}

@@ -235,6 +235,13 @@ func (p *parser) attribute(m *session.Message, c *call, tur *toolUseResult, text
 	case "Glob", "LS", "KillShell", "KillBash", "TaskStop", "TodoWrite", "TodoRead", "ExitPlanMode", "EnterPlanMode":
 		whole() // names, or Claude Code's own bookkeeping
 		m.Meta.NoFiles = true
+	case "Skill":
+		whole()
+		if skillLaunched.MatchString(text) {
+			m.Meta.NoFiles = true // the skill's text follows as a user text (skillText)
+		} else {
+			m.Meta.UnknownSource = unknownTool(c.Name)
+		}
 	default:
 		whole()
 		m.Meta.UnknownSource = unknownTool(c.Name)
@@ -257,6 +264,9 @@ func unknownTool(name string) string {
 	}
 	return "the tool " + name + " is not known to scrim"
 }
+
+// skillLaunched is the whole result of a Skill call: the skill's name.
+var skillLaunched = regexp.MustCompile(`^Launching skill: \S+\s*$`)
 
 var backgroundRE = regexp.MustCompile(`running in background with ID: ?(\S+?)[.\s]`)
 

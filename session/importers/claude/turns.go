@@ -156,6 +156,14 @@ var (
 // says why a replayed result's file cannot be told.
 func (p *parser) replayed(text, cwd string) (parts []session.Part, forms []string, why string) {
 	plain := []session.Part{{Kind: session.PartText, Text: text}}
+	if dir, body, ok := skillText(text); ok {
+		head := session.Part{Kind: session.PartText, Text: text[:len(text)-len(body)]}
+		all := p.paths.Forms(dir+"/SKILL.md", cwd)
+		if len(all) == 0 {
+			return plain, nil, "a skill's instructions whose file cannot be resolved"
+		}
+		return []session.Part{head, {Kind: session.PartText, Text: body, SourcePath: all[0]}}, all[1:], ""
+	}
 	if call := replayCall.FindStringSubmatchIndex(text); call != nil {
 		var in struct {
 			FilePath string `json:"file_path"`
@@ -196,13 +204,33 @@ func (p *parser) replayed(text, cwd string) (parts []session.Part, forms []strin
 	return parts, all[1:], ""
 }
 
+// skillHeader begins what Claude Code adds to the conversation when a skill
+// is used (the Skill tool, or the user's /NAME): a user text, after the
+// call's "Launching skill: NAME", of the skill's folder and then its
+// SKILL.md, the front matter left out.
+const skillHeader = "Base directory for this skill: "
+
+// skillText cuts such a text into the skill's folder and the body that is
+// its SKILL.md (from the first line that follows the header's blank line).
+func skillText(text string) (dir, body string, ok bool) {
+	rest, ok := strings.CutPrefix(text, skillHeader)
+	if !ok {
+		return "", "", false
+	}
+	dir, body, _ = strings.Cut(rest, "\n")
+	if dir = strings.TrimSpace(dir); dir == "" {
+		return "", "", false
+	}
+	return dir, strings.TrimLeft(body, "\n"), true
+}
+
 // noteTitle keeps each session's first real prompt for its title.
 func (p *parser) noteTitle(key string, l *line, prompt []session.Part) {
 	if p.st.Prompts[key] != "" || l.IsMeta {
 		return
 	}
 	text := strings.TrimSpace(prompt[0].Text)
-	if strings.HasPrefix(text, "<") || strings.HasPrefix(text, "Caveat:") || text == "" {
+	if strings.HasPrefix(text, "<") || strings.HasPrefix(text, "Caveat:") || strings.HasPrefix(text, skillHeader) || text == "" {
 		return // command echoes and caveats Claude Code inserts, not the user's words
 	}
 	if p.st.Prompts == nil {

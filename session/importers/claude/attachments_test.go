@@ -145,9 +145,9 @@ func TestSkillText(t *testing.T) {
 	}
 	lines := line(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": "Ship the release"}}) +
 		call("toolu_1", "Launching skill: deploy") +
-		meta("Base directory for this skill: " + filepath.Join(ws, ".claude", "skills", "deploy") + "\n\n" + body) +
+		meta("Base directory for this skill: "+filepath.Join(ws, ".claude", "skills", "deploy")+"\n\n"+body) +
 		call("toolu_2", "Launching skill: deploy\nand then some") +
-		meta("Base directory for this skill: \x00nowhere\n\n" + body)
+		meta("Base directory for this skill: \x00nowhere\n\n"+body)
 	file := filepath.Join(root, "s.jsonl")
 	if err := os.WriteFile(file, []byte(lines), 0o644); err != nil {
 		t.Fatal(err)

@@ -85,8 +85,8 @@ func TestGeminiMentionedFileIsWithheld(t *testing.T) {
 	}
 }
 
-// A skill in a folder the limited tier may not read: Claude Code adds its
-// SKILL.md to the conversation when the model uses it. The limited tier is
+// A skill in a folder the limited tier may not read: Claude Code (and
+// Codex) add its SKILL.md to the conversation when the model uses it. The limited tier is
 // sent the header with its placeholder, not the skill's text, nor the
 // assistant's quote of it; the Skill call's result is no unknown source;
 // the trusted model is sent all of it.
@@ -132,5 +132,27 @@ func TestSkillTextIsWithheld(t *testing.T) {
 	}
 	if trusted := f.run("redact", id, "--model", "demo/trusted"); strings.Count(trusted, secret) != 2 {
 		t.Fatalf("the trusted model is not sent the skill and the quote:\n%s", trusted)
+	}
+
+	// Codex names the SKILL.md in the text it adds.
+	cx := &transcript{}
+	cx.codexStart(ws)
+	cx.codex("response_item", map[string]any{"type": "message", "role": "user", "content": []any{map[string]any{"type": "input_text",
+		"text": "<skill>\n<name>release</name>\n<path>" + skill + "</path>\n" + body + "</skill>"}}})
+	cx.codex("response_item", map[string]any{"type": "message", "role": "assistant", "content": []any{map[string]any{"type": "output_text", "text": "The skill says: " + secret}}})
+	rollout := cx.write(t, filepath.Join(root, "rollout-2025-09-01T10-00-00-0199.jsonl"))
+	f.run("import", "codex", rollout)
+	out = f.run("redact", importedSession(t, store, rollout), "--model", "openai/limited")
+	for _, want := range []string{
+		"│ <skill>\n  │ <name>release</name>\n  │ <path>" + skill + "</path>\n",
+		"[Content from " + skill + ` filtered — trust tier "limited" does not have read access]`,
+		"    derived from " + skill + "  — 1 span\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the limited tier's preview of the Codex session lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "TANGERINE") || strings.Contains(out, "push the tag") {
+		t.Fatalf("the limited tier is sent the skill's text from Codex:\n%s", out)
 	}
 }

@@ -1,6 +1,7 @@
 package codex
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -100,5 +101,40 @@ func TestBookkeepingRecords(t *testing.T) {
 	}
 	if res.Skipped != 0 || res.Messages != 1 {
 		t.Fatalf("%s", res)
+	}
+}
+
+// TestSkillText: the text Codex adds when a skill is used is its SKILL.md's
+// (named in the text), the lines around it no file's; a path that cannot be
+// resolved makes the message of unknown source, and a text that only looks
+// like one (no path line) is the user's.
+func TestSkillText(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "rollout-new.jsonl")
+	text := func(s string) string {
+		b, _ := json.Marshal(s)
+		return `{"timestamp":"2026-10-01T10:00:01Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":` + string(b) + `}]}}` + "\n"
+	}
+	lines := `{"timestamp":"2026-10-01T10:00:00Z","type":"session_meta","payload":{"id":"x","cwd":"/w","model_provider":"openai"}}` + "\n" +
+		text("hi") +
+		text("<skill>\n<name>lint</name>\n<path>skills/lint/SKILL.md</path>\nRun the linter.\n</skill>") +
+		text("<skill>\n<name>lint</name>\n<path>\x00</path>\nRun the linter.\n</skill>") +
+		text("<skill>\n<name>lint</name>\nno path here\n</skill>")
+	if err := os.WriteFile(file, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st := importtest.Store(t)
+	if _, err := importers.Import(st, Agent, file, New); err != nil {
+		t.Fatal(err)
+	}
+	_, msgs := importtest.Session(t, st, "hi")
+	importtest.Compare(t, msgs, []string{
+		"user parts=[text] paths=nil",
+		"user parts=[text from:/w/skills/lint/SKILL.md text] paths=[/w/skills/lint/SKILL.md]",
+		"user parts=[text] paths=nil unknown=a skill's instructions whose file cannot be resolved",
+		"user parts=[text] paths=nil",
+	})
+	if got := msgs[1].Parts[1].Text; got != "Run the linter.\n" {
+		t.Errorf("the skill's part is %q", got)
 	}
 }

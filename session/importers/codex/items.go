@@ -3,6 +3,7 @@ package codex
 import (
 	"encoding/json"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -58,7 +59,17 @@ func (p *parser) message(it *payload, ts time.Time) bool {
 				p.st.Title = importers.Title(t)
 			}
 		}
-		p.add(&session.Message{Role: session.RoleUser, Parts: parts, CreatedAt: ts})
+		m := &session.Message{Role: session.RoleUser, CreatedAt: ts}
+		var forms []string
+		for _, pt := range parts {
+			ps, fs, why := p.skill(pt.Text)
+			m.Parts, forms = append(m.Parts, ps...), append(forms, fs...)
+			if why != "" {
+				m.Meta.UnknownSource = why
+			}
+		}
+		m.SyncSourcePaths(forms...)
+		p.add(m)
 	case "developer", "system":
 		p.finishTurn()
 		p.add(&session.Message{Role: session.RoleSystem, Parts: parts, CreatedAt: ts})
@@ -281,4 +292,36 @@ func addReads(m *session.Message, reads []string) {
 	}
 	m.Meta.NoFiles = false
 	m.SyncSourcePaths(reads...)
+}
+
+// skillRE is how Codex adds a skill's instructions to the conversation
+// when it is used: a user text that names the skill and its SKILL.md, then
+// the file's text.
+var skillRE = regexp.MustCompile(`\A<skill>\n<name>[^<\n]*</name>\n<path>([^<\n]+)</path>\n`)
+
+// skill cuts such a text into the lines around the skill's text and the
+// text, attributed to its SKILL.md (forms: the file's other forms); a path
+// that cannot be resolved makes it of unknown source (why). Any other text
+// is one part of no file.
+func (p *parser) skill(text string) (parts []session.Part, forms []string, why string) {
+	plain := []session.Part{{Kind: session.PartText, Text: text}}
+	m := skillRE.FindStringSubmatchIndex(text)
+	if m == nil {
+		return plain, nil, ""
+	}
+	body, tail := text[m[1]:], ""
+	if i := strings.LastIndex(body, "</skill>"); i >= 0 {
+		body, tail = body[:i], body[i:]
+	}
+	all := p.paths.Forms(text[m[2]:m[3]], p.st.Cwd)
+	if len(all) == 0 {
+		return plain, nil, "a skill's instructions whose file cannot be resolved"
+	}
+	for _, pt := range []session.Part{{Text: text[:m[1]]}, {Text: body, SourcePath: all[0]}, {Text: tail}} {
+		if pt.Text != "" {
+			pt.Kind = session.PartText
+			parts = append(parts, pt)
+		}
+	}
+	return parts, all[1:], ""
 }

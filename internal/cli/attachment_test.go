@@ -86,7 +86,9 @@ func TestGeminiMentionedFileIsWithheld(t *testing.T) {
 }
 
 // A skill in a folder the limited tier may not read: Claude Code (and
-// Codex) add its SKILL.md to the conversation when the model uses it. The limited tier is
+// Codex) add its SKILL.md to the conversation when the model uses it; and
+// a custom slash command's file, whose text Claude Code adds when the user
+// runs it. The limited tier is
 // sent the header with its placeholder, not the skill's text, nor the
 // assistant's quote of it; the Skill call's result is no unknown source;
 // the trusted model is sent all of it.
@@ -95,7 +97,7 @@ func TestSkillTextIsWithheld(t *testing.T) {
 	f := newDenyFixture(t, "send")
 	root, ws, store := f.root, f.ws, f.store
 	must(t, os.WriteFile(f.pol, []byte(strings.Replace(fmt.Sprintf(subagentPolicy, "send"), `deny           = ["**/secrets/**"]`,
-		`deny           = ["**/secrets/**", "**/.claude/skills/**"]`, 1)), 0o644))
+		`deny           = ["**/secrets/**", "**/.claude/skills/**", "**/.claude/commands/**"]`, 1)), 0o644))
 	dir := filepath.Join(ws, ".claude", "skills", "release")
 	must(t, os.MkdirAll(dir, 0o755))
 	const secret = "Sign with the key phrase TANGERINE-OCTOPUS-3141."
@@ -132,6 +134,26 @@ func TestSkillTextIsWithheld(t *testing.T) {
 	}
 	if trusted := f.run("redact", id, "--model", "demo/trusted"); strings.Count(trusted, secret) != 2 {
 		t.Fatalf("the trusted model is not sent the skill and the quote:\n%s", trusted)
+	}
+
+	// A custom command's text, on the line after the one that ran it.
+	command := filepath.Join(ws, ".claude", "commands", "deploy.md")
+	must(t, os.MkdirAll(filepath.Dir(command), 0o755))
+	const cmdSecret = "Use the deploy phrase MAGENTA-WALRUS-2718."
+	must(t, os.WriteFile(command, []byte(cmdSecret+"\nDeploy to $ARGUMENTS.\n"), 0o644))
+	ct := &transcript{}
+	ct.claude(ws, map[string]any{"type": "user", "message": map[string]any{"role": "user",
+		"content": "<command-message>deploy is running…</command-message>\n<command-name>/deploy</command-name>\n<command-args>staging</command-args>"}})
+	ct.claude(ws, map[string]any{"type": "user", "isMeta": true, "message": map[string]any{"role": "user",
+		"content": []any{map[string]any{"type": "text", "text": cmdSecret + "\nDeploy to staging.\n"}}}})
+	ct.claude(ws, map[string]any{"type": "assistant", "message": map[string]any{"id": "m9", "role": "assistant", "model": "claude-sonnet-4-5",
+		"content": []any{map[string]any{"type": "text", "text": "Noted: " + cmdSecret}}}})
+	cfile := ct.write(t, filepath.Join(root, "s2.jsonl"))
+	f.run("import", "claude", cfile)
+	out = f.run("redact", importedSession(t, store, cfile), "--model", "openai/limited")
+	if !strings.Contains(out, "[Content from "+command+` filtered — trust tier "limited" does not have read access]`) ||
+		!strings.Contains(out, "    derived from "+command+"  — 1 span\n") || strings.Contains(out, "MAGENTA") {
+		t.Fatalf("the limited tier's preview of a custom command's text:\n%s", out)
 	}
 
 	// Codex names the SKILL.md in the text it adds.

@@ -2,6 +2,7 @@ package claude
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -173,4 +174,87 @@ func TestSkillText(t *testing.T) {
 	if got := msgs[3].Text(); !strings.HasPrefix(got, "Base directory for this skill: ") || !strings.HasSuffix(got, body) {
 		t.Errorf("the skill's message reads %q", got)
 	}
+}
+
+// TestCommandText: the text Claude Code writes after a line that ran a
+// slash command is the command's: a custom command's Markdown file (in the
+// project's .claude/commands, a:b as a/b.md, else in the user's), a
+// skill's SKILL.md, or, when no file can be found, of unknown source. A
+// line that is not the next one, and /compact's summary, are not.
+func TestCommandText(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, home := filepath.Join(root, "ws"), filepath.Join(root, "home")
+	t.Setenv("HOME", home)
+	files := map[string]string{
+		filepath.Join(ws, ".claude", "commands", "deploy.md"):                "Deploy to $ARGUMENTS.\n",
+		filepath.Join(ws, ".claude", "commands", "frontend", "component.md"): "Write a component.\n",
+		filepath.Join(home, ".claude", "commands", "mine.md"):                "My own command.\n",
+		filepath.Join(home, ".claude", "commands", "deploy.md"):              "The user's deploy, not the project's.\n",
+		filepath.Join(ws, ".claude", "skills", "release", "SKILL.md"):        "# Release\n",
+	}
+	for f, text := range files {
+		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n := 0
+	line := func(v map[string]any) string {
+		n++
+		v["cwd"], v["sessionId"], v["uuid"], v["timestamp"] = ws, "s", fmt.Sprintf("u%02d", n), "2026-06-30T03:00:00.000Z"
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b) + "\n"
+	}
+	ran := func(name string) string {
+		return line(map[string]any{"type": "user", "message": map[string]any{"role": "user",
+			"content": "<command-message>" + name + " is running…</command-message>\n<command-name>/" + name + "</command-name>\n<command-args>staging</command-args>"}})
+	}
+	meta := func(text string, extra ...string) string {
+		v := map[string]any{"type": "user", "isMeta": true, "message": map[string]any{"role": "user", "content": []any{map[string]any{"type": "text", "text": text}}}}
+		for _, k := range extra {
+			v[k] = true
+		}
+		return line(v)
+	}
+	lines := line(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": "Start"}}) +
+		ran("deploy") + meta("Deploy to staging.\n") +
+		ran("frontend:component") + meta("Write a component.\n") +
+		ran("mine") + meta("My own command.\n") +
+		ran("review") + meta("Review this pull request.\n") +
+		ran("release") + meta("Base directory for this skill: "+filepath.Join(ws, ".claude", "skills", "release")+"\n\n# Release\n") +
+		ran("model") + line(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": "<local-command-stdout>Set model to opus</local-command-stdout>"}}) +
+		meta("<system-reminder>not a command's text</system-reminder>") +
+		ran("compact") + meta("This session is being continued from a previous conversation.", "isCompactSummary")
+	file := filepath.Join(root, "s.jsonl")
+	if err := os.WriteFile(file, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st := importtest.Store(t)
+	if _, err := importers.Import(st, Agent, file, New); err != nil {
+		t.Fatal(err)
+	}
+	_, msgs := importtest.Session(t, st, "Start")
+	cmds := filepath.Join(ws, ".claude", "commands")
+	var want []string
+	want = append(want, "user parts=[text] paths=nil")
+	for _, got := range []string{
+		"from:" + filepath.Join(cmds, "deploy.md") + "] paths=[" + filepath.Join(cmds, "deploy.md") + "]",
+		"from:" + filepath.Join(cmds, "frontend", "component.md") + "] paths=[" + filepath.Join(cmds, "frontend", "component.md") + "]",
+		"from:" + filepath.Join(home, ".claude", "commands", "mine.md") + "] paths=[" + filepath.Join(home, ".claude", "commands", "mine.md") + "]",
+		"text] paths=nil unknown=the text of the command /review, whose file scrim cannot find (Claude Code's own, a plugin's, or since removed)",
+		"text from:" + filepath.Join(ws, ".claude", "skills", "release", "SKILL.md") + "] paths=[" + filepath.Join(ws, ".claude", "skills", "release", "SKILL.md") + "]",
+	} {
+		want = append(want, "user parts=[text] paths=nil", "user parts=["+got)
+	}
+	want = append(want, "user parts=[text] paths=nil", "user parts=[text] paths=nil", "user parts=[text] paths=nil",
+		"user parts=[text] paths=nil", "user parts=[text] paths=nil")
+	importtest.Compare(t, msgs, want)
 }

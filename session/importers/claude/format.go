@@ -12,19 +12,22 @@ import (
 
 // line is the part of a transcript line the importer uses.
 type line struct {
-	Type        string          `json:"type"`
-	UUID        string          `json:"uuid"`
-	ParentUUID  string          `json:"parentUuid"`
-	SessionID   string          `json:"sessionId"`
-	Cwd         string          `json:"cwd"`
-	Timestamp   string          `json:"timestamp"`
-	IsSidechain bool            `json:"isSidechain"`
-	IsMeta      bool            `json:"isMeta"`
-	Summary     string          `json:"summary"`
-	CustomTitle string          `json:"customTitle"`
-	AITitle     string          `json:"aiTitle"`
-	Content     json.RawMessage `json:"content"` // system lines
-	Message     *struct {
+	Type        string `json:"type"`
+	UUID        string `json:"uuid"`
+	ParentUUID  string `json:"parentUuid"`
+	SessionID   string `json:"sessionId"`
+	Cwd         string `json:"cwd"`
+	Timestamp   string `json:"timestamp"`
+	IsSidechain bool   `json:"isSidechain"`
+	IsMeta      bool   `json:"isMeta"`
+	// IsCompactSummary marks the summary /compact leaves, which is no
+	// command's text.
+	IsCompactSummary bool            `json:"isCompactSummary"`
+	Summary          string          `json:"summary"`
+	CustomTitle      string          `json:"customTitle"`
+	AITitle          string          `json:"aiTitle"`
+	Content          json.RawMessage `json:"content"` // system lines
+	Message          *struct {
 		ID    string `json:"id"`
 		Role  string `json:"role"`
 		Model string `json:"model"`

@@ -32,6 +32,9 @@ type state struct {
 	// Copies are what the transcript's commands wrote into files from
 	// other files, for the commands that read them later.
 	Copies importers.Copies `json:"copies,omitempty"`
+	// Command is the slash command the user's last line ran, whose text
+	// Claude Code writes on the next (commands.go).
+	Command *slashCommand `json:"command,omitempty"`
 }
 
 type replay struct {

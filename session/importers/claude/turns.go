@@ -1,6 +1,7 @@
 package claude
 
 import (
+	"cmp"
 	"encoding/json"
 	"regexp"
 	"strings"
@@ -13,6 +14,7 @@ import (
 // new turn (and finishing the previous one) when the ID changes.
 func (p *parser) assistant(key string, l *line) bool {
 	blocks := l.Message.Content
+	p.st.Command = nil
 	if m := importers.ModelID("anthropic", l.Message.Model); m != "" {
 		if p.st.Models == nil {
 			p.st.Models = map[string]string{}
@@ -101,6 +103,14 @@ func (p *parser) finishTurn(key string) {
 // tool results, in the order of its blocks.
 func (p *parser) user(key string, l *line) bool {
 	blocks := l.Message.Content
+	// A slash command's text is the line after the one that ran it.
+	cmd := p.st.Command
+	p.st.Command = nil
+	if !l.IsMeta {
+		p.st.Command = ranCommand(blocks, cmp.Or(l.Cwd, p.st.Cwd))
+	} else if cmd != nil && !l.IsCompactSummary {
+		return p.commandText(key, l, cmd)
+	}
 	results := 0
 	for _, b := range blocks {
 		if b.Type == "tool_result" {

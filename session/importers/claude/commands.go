@@ -1,0 +1,101 @@
+package claude
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/scrim-dev/scrim/session"
+)
+
+// slashCommand is a command the user ran (/NAME), and the folder Claude
+// Code ran it in.
+type slashCommand struct {
+	Name string `json:"name"`
+	Cwd  string `json:"cwd,omitempty"`
+}
+
+// commandNameRE finds the command a user line ran: Claude Code writes
+// `<command-name>/NAME</command-name>` beside its message and arguments,
+// and then, on a line of its own (isMeta), the command's text: a custom
+// command's Markdown file, its arguments put in.
+var commandNameRE = regexp.MustCompile(`<command-name>/?([^<\s]+)</command-name>`)
+
+// ranCommand returns the command blocks ran, if they are a command's line.
+func ranCommand(blocks []block, cwd string) *slashCommand {
+	for _, b := range blocks {
+		if b.Type != "text" {
+			continue
+		}
+		if m := commandNameRE.FindStringSubmatch(b.Text); m != nil {
+			return &slashCommand{Name: m[1], Cwd: cwd}
+		}
+	}
+	return nil
+}
+
+// commandFile is the Markdown file Claude Code takes command c's text from:
+// NAME.md (a:b names a/b.md) in the project's .claude/commands, else in
+// the user's; "" if neither is there now (one of Claude Code's own
+// commands, a plugin's, or a file since removed).
+func (p *parser) commandFile(c *slashCommand) string {
+	if strings.Contains(c.Name, "..") {
+		return ""
+	}
+	rel := filepath.FromSlash(strings.ReplaceAll(c.Name, ":", "/")) + ".md"
+	var dirs []string
+	if c.Cwd != "" {
+		dirs = append(dirs, filepath.Join(c.Cwd, ".claude", "commands"))
+	}
+	if home := p.paths.Home(); home != "" {
+		dirs = append(dirs, filepath.Join(home, ".claude", "commands"))
+	}
+	for _, d := range dirs {
+		if fi, err := os.Stat(filepath.Join(d, rel)); err == nil && fi.Mode().IsRegular() {
+			return filepath.Join(d, rel)
+		}
+	}
+	return ""
+}
+
+// commandText imports the line after a command's as the command's text: a
+// skill's (skillText) is its SKILL.md's; a custom command's is its file's,
+// attributed to it; one whose file cannot be found is of unknown source,
+// never the user's words.
+func (p *parser) commandText(key string, l *line, c *slashCommand) bool {
+	m := &session.Message{Role: session.RoleUser, CreatedAt: parseTime(l.Timestamp)}
+	var forms []string
+	for _, b := range l.Message.Content {
+		switch b.Type {
+		case "text":
+			if _, _, ok := skillText(b.Text); ok {
+				parts, fs, why := p.replayed(b.Text, c.Cwd)
+				m.Parts, forms = append(m.Parts, parts...), append(forms, fs...)
+				if why != "" {
+					m.Meta.UnknownSource = why
+				}
+				continue
+			}
+			part := session.Part{Kind: session.PartText, Text: b.Text}
+			if f := p.commandFile(c); f == "" {
+				m.Meta.UnknownSource = "the text of the command /" + c.Name + ", whose file scrim cannot find (Claude Code's own, a plugin's, or since removed)"
+			} else if all := p.paths.Forms(f, c.Cwd); len(all) > 0 {
+				part.SourcePath = all[0]
+				forms = append(forms, all[1:]...)
+			} else {
+				m.Meta.UnknownSource = "the text of the command /" + c.Name + ", whose file cannot be resolved"
+			}
+			m.Parts = append(m.Parts, part)
+		case "image":
+			m.Parts = append(m.Parts, session.Part{Kind: session.PartText, Text: imageNote(b)})
+		}
+	}
+	if len(m.Parts) == 0 {
+		return true
+	}
+	p.finishTurn(key)
+	m.SyncSourcePaths(forms...)
+	p.sink.Add(key, m)
+	return true
+}

@@ -180,7 +180,8 @@ func TestSkillText(t *testing.T) {
 // slash command is the command's: a custom command's Markdown file (in the
 // project's .claude/commands, a:b as a/b.md, else in the user's), a
 // skill's SKILL.md, or, when no file can be found, of unknown source. A
-// line that is not the next one, and /compact's summary, are not.
+// line that is not the next one, and /compact's summary, are not. A
+// session that starts with such a command is titled with it.
 func TestCommandText(t *testing.T) {
 	root, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
@@ -257,4 +258,16 @@ func TestCommandText(t *testing.T) {
 	want = append(want, "user parts=[text] paths=nil", "user parts=[text] paths=nil", "user parts=[text] paths=nil",
 		"user parts=[text] paths=nil", "user parts=[text] paths=nil")
 	importtest.Compare(t, msgs, want)
+
+	// A session that starts with a command is titled with it, as typed.
+	n = 0
+	file = filepath.Join(root, "s2.jsonl")
+	if err := os.WriteFile(file, []byte(ran("deploy")+meta("Deploy to staging.\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st = importtest.Store(t)
+	if _, err := importers.Import(st, Agent, file, New); err != nil {
+		t.Fatal(err)
+	}
+	importtest.Session(t, st, "/deploy staging")
 }

@@ -7,12 +7,14 @@ import (
 	"strings"
 
 	"github.com/scrim-dev/scrim/session"
+	"github.com/scrim-dev/scrim/session/importers"
 )
 
 // slashCommand is a command the user ran (/NAME), and the folder Claude
 // Code ran it in.
 type slashCommand struct {
 	Name string `json:"name"`
+	Args string `json:"args,omitempty"`
 	Cwd  string `json:"cwd,omitempty"`
 }
 
@@ -20,7 +22,10 @@ type slashCommand struct {
 // `<command-name>/NAME</command-name>` beside its message and arguments,
 // and then, on a line of its own (isMeta), the command's text: a custom
 // command's Markdown file, its arguments put in.
-var commandNameRE = regexp.MustCompile(`<command-name>/?([^<\s]+)</command-name>`)
+var (
+	commandNameRE = regexp.MustCompile(`<command-name>/?([^<\s]+)</command-name>`)
+	commandArgsRE = regexp.MustCompile(`(?s)<command-args>(.*?)</command-args>`)
+)
 
 // ranCommand returns the command blocks ran, if they are a command's line.
 func ranCommand(blocks []block, cwd string) *slashCommand {
@@ -29,7 +34,11 @@ func ranCommand(blocks []block, cwd string) *slashCommand {
 			continue
 		}
 		if m := commandNameRE.FindStringSubmatch(b.Text); m != nil {
-			return &slashCommand{Name: m[1], Cwd: cwd}
+			c := &slashCommand{Name: m[1], Cwd: cwd}
+			if a := commandArgsRE.FindStringSubmatch(b.Text); a != nil {
+				c.Args = strings.TrimSpace(a[1])
+			}
+			return c
 		}
 	}
 	return nil
@@ -97,5 +106,14 @@ func (p *parser) commandText(key string, l *line, c *slashCommand) bool {
 	p.finishTurn(key)
 	m.SyncSourcePaths(forms...)
 	p.sink.Add(key, m)
+	// The command as the user typed it is the session's prompt, where
+	// nothing before it was (a command with a text of its own asks for
+	// work; one that only sets something, /model, has none).
+	if p.st.Prompts[key] == "" {
+		if p.st.Prompts == nil {
+			p.st.Prompts = map[string]string{}
+		}
+		p.st.Prompts[key] = importers.Title(strings.TrimSpace("/" + c.Name + " " + c.Args))
+	}
 	return true
 }

@@ -258,14 +258,7 @@ func BenchmarkGather(b *testing.B) {
 		for at := 0; at < len(msgs); at += 4096 {
 			g.Add(msgs[at:min(at+4096, len(msgs))])
 		}
-		if err := g.Settle(func(seqs []uint64, fn func([]session.Message)) error {
-			var again []session.Message
-			for _, seq := range seqs {
-				again = append(again, msgs[seq-1])
-			}
-			fn(again)
-			return nil
-		}); err != nil {
+		if err := g.Settle(readSeqs(msgs)); err != nil {
 			b.Fatal(err)
 		}
 		if g.Stale() {

@@ -44,14 +44,7 @@ func streamAll(msgs []session.Message, model string, p *policy.Policy, next func
 		for _, b := range batches() {
 			s.Gather(b)
 		}
-		if err := s.Settle(func(seqs []uint64, fn func([]session.Message)) error {
-			var again []session.Message // Seqs are 1..len(msgs) here
-			for _, seq := range seqs {
-				again = append(again, msgs[seq-1])
-			}
-			fn(again)
-			return nil
-		}); err != nil {
+		if err := s.Settle(readSeqs(msgs)); err != nil {
 			panic(err)
 		}
 		if s.Stale() {
@@ -200,18 +193,24 @@ func FuzzStream(f *testing.F) {
 	})
 }
 
-// gatherWhole runs s's gathering passes over msgs, one batch.
-func gatherWhole(t *testing.T, s *Stream, msgs []session.Message) {
-	t.Helper()
-	s.Gather(msgs)
-	if err := s.Settle(func(seqs []uint64, fn func([]session.Message)) error {
+// readSeqs reads the messages of msgs whose Seqs Settle asks for (Seqs are
+// 1..len(msgs) here), in one piece.
+func readSeqs(msgs []session.Message) func(seqs []uint64, fn func([]session.Message)) error {
+	return func(seqs []uint64, fn func([]session.Message)) error {
 		var again []session.Message
 		for _, seq := range seqs {
 			again = append(again, msgs[seq-1])
 		}
 		fn(again)
 		return nil
-	}); err != nil {
+	}
+}
+
+// gatherWhole runs s's gathering passes over msgs, one batch.
+func gatherWhole(t *testing.T, s *Stream, msgs []session.Message) {
+	t.Helper()
+	s.Gather(msgs)
+	if err := s.Settle(readSeqs(msgs)); err != nil {
 		t.Fatal(err)
 	}
 	if s.Stale() {

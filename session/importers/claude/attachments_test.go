@@ -12,6 +12,21 @@ import (
 	"github.com/scrim-dev/scrim/session/importers/importtest"
 )
 
+// lineWriter returns a function that writes a transcript line of session
+// "s" in folder ws, each with a uuid of its own.
+func lineWriter(t *testing.T, ws string) func(v map[string]any) string {
+	n := 0
+	return func(v map[string]any) string {
+		n++
+		v["cwd"], v["sessionId"], v["uuid"], v["timestamp"] = ws, "s", fmt.Sprintf("u%02d", n), "2026-06-30T03:00:00.000Z"
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b) + "\n"
+	}
+}
+
 // TestAttachments: Claude Code 2.1's attachment lines that hold a file's
 // content (an @-mention, a file changed outside it, lines selected in the
 // editor, CLAUDE.md files it loaded) become user messages
@@ -34,16 +49,7 @@ func TestAttachments(t *testing.T) {
 		t.Fatal(err)
 	}
 	main := filepath.Join(ws, "main.go")
-	n := 0
-	line := func(v map[string]any) string {
-		n++
-		v["cwd"], v["sessionId"], v["uuid"], v["timestamp"] = ws, "s", "u"+string(rune('a'+n)), "2026-06-30T03:00:00.000Z"
-		b, err := json.Marshal(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b) + "\n"
-	}
+	line := lineWriter(t, ws)
 	att := func(a map[string]any) string { return line(map[string]any{"type": "attachment", "attachment": a}) }
 	text := func(path, content string) map[string]any {
 		return map[string]any{"type": "text", "file": map[string]any{"filePath": path, "content": content, "numLines": 1, "startLine": 1, "totalLines": 1}}
@@ -124,16 +130,7 @@ func TestSkillText(t *testing.T) {
 	}
 	skillFile := filepath.Join(skills, "deploy", "SKILL.md")
 	body := "# Deploy\nPush with the token in vault/prod.token.\n"
-	n := 0
-	line := func(v map[string]any) string {
-		n++
-		v["cwd"], v["sessionId"], v["uuid"], v["timestamp"] = ws, "s", "u"+string(rune('a'+n)), "2026-06-30T03:00:00.000Z"
-		b, err := json.Marshal(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b) + "\n"
-	}
+	line := lineWriter(t, ws)
 	call := func(id, result string) string {
 		return line(map[string]any{"type": "assistant", "message": map[string]any{"id": "m" + id, "role": "assistant", "model": "claude-sonnet-4-5",
 			"content": []any{map[string]any{"type": "tool_use", "id": id, "name": "Skill", "input": map[string]any{"skill": "deploy"}}}}}) +
@@ -204,16 +201,7 @@ func TestCommandText(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	n := 0
-	line := func(v map[string]any) string {
-		n++
-		v["cwd"], v["sessionId"], v["uuid"], v["timestamp"] = ws, "s", fmt.Sprintf("u%02d", n), "2026-06-30T03:00:00.000Z"
-		b, err := json.Marshal(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b) + "\n"
-	}
+	line := lineWriter(t, ws)
 	ran := func(name string) string {
 		return line(map[string]any{"type": "user", "message": map[string]any{"role": "user",
 			"content": "<command-message>" + name + " is running…</command-message>\n<command-name>/" + name + "</command-name>\n<command-args>staging</command-args>"}})
@@ -260,7 +248,6 @@ func TestCommandText(t *testing.T) {
 	importtest.Compare(t, msgs, want)
 
 	// A session that starts with a command is titled with it, as typed.
-	n = 0
 	file = filepath.Join(root, "s2.jsonl")
 	if err := os.WriteFile(file, []byte(ran("deploy")+meta("Deploy to staging.\n")), 0o644); err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scrim-dev/scrim/session"
 	"github.com/scrim-dev/scrim/session/importers"
 	"github.com/scrim-dev/scrim/session/importers/importtest"
 )
@@ -25,6 +26,19 @@ func lineWriter(t *testing.T, ws string) func(v map[string]any) string {
 		}
 		return string(b) + "\n"
 	}
+}
+
+// importLines writes lines to file and imports it into a store of its own.
+func importLines(t *testing.T, file, lines string) *session.Store {
+	t.Helper()
+	if err := os.WriteFile(file, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st := importtest.Store(t)
+	if _, err := importers.Import(st, Agent, file, New); err != nil {
+		t.Fatal(err)
+	}
+	return st
 }
 
 // TestAttachments: Claude Code 2.1's attachment lines that hold a file's
@@ -146,14 +160,7 @@ func TestSkillText(t *testing.T) {
 		meta("Base directory for this skill: "+filepath.Join(ws, ".claude", "skills", "deploy")+"\n\n"+body) +
 		call("toolu_2", "Launching skill: deploy\nand then some") +
 		meta("Base directory for this skill: \x00nowhere\n\n"+body)
-	file := filepath.Join(root, "s.jsonl")
-	if err := os.WriteFile(file, []byte(lines), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	st := importtest.Store(t)
-	if _, err := importers.Import(st, Agent, file, New); err != nil {
-		t.Fatal(err)
-	}
+	st := importLines(t, filepath.Join(root, "s.jsonl"), lines)
 	_, msgs := importtest.Session(t, st, "Ship the release")
 	sonnet := "model=anthropic/claude-sonnet-4-5"
 	importtest.Compare(t, msgs, []string{
@@ -222,14 +229,7 @@ func TestCommandText(t *testing.T) {
 		ran("model") + line(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": "<local-command-stdout>Set model to opus</local-command-stdout>"}}) +
 		meta("<system-reminder>not a command's text</system-reminder>") +
 		ran("compact") + meta("This session is being continued from a previous conversation.", "isCompactSummary")
-	file := filepath.Join(root, "s.jsonl")
-	if err := os.WriteFile(file, []byte(lines), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	st := importtest.Store(t)
-	if _, err := importers.Import(st, Agent, file, New); err != nil {
-		t.Fatal(err)
-	}
+	st := importLines(t, filepath.Join(root, "s.jsonl"), lines)
 	_, msgs := importtest.Session(t, st, "Start")
 	cmds := filepath.Join(ws, ".claude", "commands")
 	var want []string
@@ -248,13 +248,5 @@ func TestCommandText(t *testing.T) {
 	importtest.Compare(t, msgs, want)
 
 	// A session that starts with a command is titled with it, as typed.
-	file = filepath.Join(root, "s2.jsonl")
-	if err := os.WriteFile(file, []byte(ran("deploy")+meta("Deploy to staging.\n")), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	st = importtest.Store(t)
-	if _, err := importers.Import(st, Agent, file, New); err != nil {
-		t.Fatal(err)
-	}
-	importtest.Session(t, st, "/deploy staging")
+	importtest.Session(t, importLines(t, filepath.Join(root, "s2.jsonl"), ran("deploy")+meta("Deploy to staging.\n")), "/deploy staging")
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/scrim-dev/scrim/session/importers"
@@ -136,5 +137,72 @@ func TestSkillText(t *testing.T) {
 	})
 	if got := msgs[1].Parts[1].Text; got != "Run the linter.\n" {
 		t.Errorf("the skill's part is %q", got)
+	}
+}
+
+// TestAgentsInstructions: the instructions Codex gathers from AGENTS.md
+// files are each file's text, found by what the files hold: the global one
+// (beside the rollout's sessions folder), then the project's from its root
+// (the folder with .git) down to the session's folder, an override before
+// AGENTS.md. Text that no file holds now (a file changed since) makes the
+// message of unknown source.
+func TestAgentsInstructions(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	home, proj := filepath.Join(root, "codex"), filepath.Join(root, "proj")
+	sub := filepath.Join(proj, "sub")
+	for f, text := range map[string]string{
+		filepath.Join(home, "AGENTS.md"):             "Global rule.\n",
+		filepath.Join(proj, "AGENTS.md"):             "Project rule.\n",
+		filepath.Join(sub, "AGENTS.override.md"):     "Sub override.\n",
+		filepath.Join(sub, "AGENTS.md"):              "Not read: the override is.\n",
+		filepath.Join(proj, ".git", "HEAD"):          "ref: refs/heads/main\n",
+		filepath.Join(root, "AGENTS.md"):             "Above the project's root: not read.\n",
+		filepath.Join(home, "sessions", "2026", "x"): "",
+	} {
+		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	msg := func(s string) string {
+		b, _ := json.Marshal(s)
+		return `{"timestamp":"2026-10-01T10:00:01Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":` + string(b) + `}]}}` + "\n"
+	}
+	instructions := func(body string) string {
+		return "# AGENTS.md instructions for " + sub + "\n\n<INSTRUCTIONS>\n" + body + "\n</INSTRUCTIONS>"
+	}
+	b, _ := json.Marshal(sub)
+	lines := `{"timestamp":"2026-10-01T10:00:00Z","type":"session_meta","payload":{"id":"x","cwd":` + string(b) + `,"model_provider":"openai"}}` + "\n" +
+		msg("hi") +
+		msg(instructions("Global rule.\n\n--- project-doc ---\n\nProject rule.\n\nSub override.")) +
+		msg(instructions("Global rule.\n\n--- project-doc ---\n\nAn older project rule.\n\nSub override.")) +
+		msg("# AGENTS.md instructions for "+sub+"\n\nnot the shape")
+	file := filepath.Join(home, "sessions", "2026", "rollout-new.jsonl")
+	if err := os.WriteFile(file, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st := importtest.Store(t)
+	if _, err := importers.Import(st, Agent, file, New); err != nil {
+		t.Fatal(err)
+	}
+	_, msgs := importtest.Session(t, st, "hi")
+	g, p, o := filepath.Join(home, "AGENTS.md"), filepath.Join(proj, "AGENTS.md"), filepath.Join(sub, "AGENTS.override.md")
+	importtest.Compare(t, msgs, []string{
+		"user parts=[text] paths=nil",
+		"user parts=[text from:" + g + " text from:" + p + " text from:" + o + " text] paths=[" + g + " " + p + " " + o + "]",
+		"user parts=[text from:" + g + " text from:" + o + " text] paths=[" + g + " " + o + "] unknown=instructions Codex gathered from AGENTS.md files, not all of which hold them now",
+		"user parts=[text] paths=nil",
+	})
+	var joined strings.Builder
+	for _, pt := range msgs[1].Parts {
+		joined.WriteString(pt.Text)
+	}
+	if want := instructions("Global rule.\n\n--- project-doc ---\n\nProject rule.\n\nSub override."); joined.String() != want {
+		t.Errorf("the parts join to %q, not the text %q", joined.String(), want)
 	}
 }

@@ -62,7 +62,10 @@ func (p *parser) message(it *payload, ts time.Time) bool {
 		m := &session.Message{Role: session.RoleUser, CreatedAt: ts}
 		var forms []string
 		for _, pt := range parts {
-			ps, fs, why := p.skill(pt.Text)
+			ps, fs, why, ok := p.agents(pt.Text)
+			if !ok {
+				ps, fs, why = p.skill(pt.Text)
+			}
 			m.Parts, forms = append(m.Parts, ps...), append(forms, fs...)
 			if why != "" {
 				m.Meta.UnknownSource = why

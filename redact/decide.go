@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"hash/maphash"
 	"sync"
 	"sync/atomic"
 
@@ -42,6 +43,63 @@ type Memo struct {
 	mu       sync.RWMutex
 	batch    *policy.Batch
 	verdicts map[string]verdict
+	// allowed, once compact, holds the allowed paths by a 128-bit keyed
+	// hash of each (key) in place of their entries in verdicts.
+	allowed map[[2]uint64]struct{}
+	seeds   [2]maphash.Seed
+}
+
+// lookup returns what m decided of path, if it did.
+func (m *Memo) lookup(path string) (verdict, bool) {
+	if v, ok := m.verdicts[path]; ok {
+		return v, true
+	}
+	if m.allowed != nil {
+		if _, ok := m.allowed[m.key(path)]; ok {
+			return verdict{allowed: true}, true
+		}
+	}
+	return verdict{}, false
+}
+
+func (m *Memo) key(path string) [2]uint64 {
+	return [2]uint64{maphash.String(m.seeds[0], path), maphash.String(m.seeds[1], path)}
+}
+
+// compact lets go of the allowed paths' texts once nothing encodes the
+// memo's decisions again (Stream.Ready: a kept gathering names every path
+// it rests on), keeping a 128-bit keyed hash of each. On the 20k benchmark
+// session its 5,600 paths, nearly all allowed, were a map and their texts
+// the preview held to its end beside its stream. A path taken for an
+// allowed one by its hash alone would be sent as allowed: with 128 bits
+// under seeds made for this memo, the odds are under 2^-80 for a million
+// paths looked up against a million.
+func (m *Memo) compact() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.verdicts) == 0 {
+		return
+	}
+	if m.allowed == nil {
+		m.allowed = map[[2]uint64]struct{}{}
+		m.seeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
+	}
+	kept := map[string]verdict{}
+	for p, v := range m.verdicts {
+		if v.allowed {
+			m.allowed[m.key(p)] = struct{}{}
+		} else {
+			kept[p] = v
+		}
+	}
+	m.verdicts = kept
+}
+
+// compacted reports whether compact let go of paths' texts.
+func (m *Memo) compacted() bool {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.allowed != nil
 }
 
 // verdict is a path's decision: allowed, or denied, with what the report
@@ -133,7 +191,7 @@ func (d *decisions) start() {
 	d.memo.mu.RLock()
 	defer d.memo.mu.RUnlock()
 	for i, path := range d.set.paths {
-		if v, ok := d.memo.verdicts[path]; ok {
+		if v, ok := d.memo.lookup(path); ok {
 			d.verdicts[i] = v
 			continue
 		}

@@ -39,8 +39,8 @@ func (s *Stream) Gathered(b []byte, most int) []byte {
 // that makes at most most bytes; else it returns nil. The room is reserved
 // once, measured, not grown as it is written.
 func encodeGathered(b []byte, most int, m *Memo, d *Derived) []byte {
-	if d.Sealed() {
-		return nil // its texts are gone
+	if d.Sealed() || m.compacted() {
+		return nil // its texts, or the allowed paths', are gone
 	}
 	paths := make([]string, 0, len(m.verdicts))
 	for p := range m.verdicts {
@@ -141,7 +141,7 @@ func resume(kept []byte, p *policy.Policy, tier *policy.Tier, m *Memo) (*Derived
 	d.batch.Expect(paths)
 	same := true
 	for i, path := range paths {
-		v, ok := m.verdicts[path]
+		v, ok := m.lookup(path)
 		if !ok {
 			v = d.decide(path)
 			m.verdicts[path] = v

@@ -156,8 +156,9 @@ func (s *Stream) Ready() {
 		s.started = true
 		if s.gather != nil {
 			s.finishGather()
-			// Gathered is past: the texts go.
+			// Gathered is past: the texts go, and the allowed paths'.
 			s.derived.Seal()
+			s.memo.compact()
 		}
 	}
 }

@@ -2,6 +2,7 @@ package redact
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -311,4 +312,62 @@ func TestSpillThatCannotBeReadBack(t *testing.T) {
 		}
 	}()
 	s.Ready()
+}
+
+// TestMemoCompacts: once a Stream is ready, its memo keeps the denied
+// paths' decisions and only a hash of each allowed path: every path decides
+// as before, none is decided again, the batches after give History's
+// result, and no kept gathering is encoded from the compacted memo (it
+// must name every path it rests on), even when nothing was withheld.
+func TestMemoCompacts(t *testing.T) {
+	pol := policytest.Policy(t, withDerived)
+	var msgs []session.Message
+	for i := range 40 {
+		path := fmt.Sprintf("/work/%s/file%d.txt", []string{"src", "secrets"}[i%2], i%10)
+		msgs = append(msgs, session.Message{Seq: uint64(i + 1), Role: session.RoleTool, Meta: session.Meta{SourcePaths: []string{path}},
+			Parts: []session.Part{{Kind: session.PartText, Text: fmt.Sprintf("line %d of a file read", i), SourcePath: path}}})
+	}
+	want, wantRep := History(msgs, "limited/x", pol)
+	s := NewStream("limited/x", pol)
+	gatherWhole(t, s, msgs[:20])
+	if s.Gathered(nil, math.MaxInt) == nil {
+		t.Fatal("no gathering encoded before the stream is ready")
+	}
+	s.Ready()
+	m := s.memo
+	if len(m.verdicts) != 5 || len(m.allowed) != 5 {
+		t.Fatalf("compacted: %d paths by name, %d allowed by hash; want the 5 denied and the 5 allowed", len(m.verdicts), len(m.allowed))
+	}
+	for p, v := range m.verdicts {
+		if v.allowed || !strings.Contains(p, "/secrets/") {
+			t.Fatalf("kept by name: %s (allowed %v)", p, v.allowed)
+		}
+	}
+	for _, p := range []string{"/work/src/file0.txt", "/work/secrets/file1.txt"} {
+		if v, ok := m.lookup(p); !ok || v.allowed != strings.Contains(p, "/src/") {
+			t.Fatalf("%s: %+v %v after compacting", p, v, ok)
+		}
+	}
+	if _, ok := m.lookup("/work/src/never-seen.txt"); ok {
+		t.Fatal("a path never decided is found")
+	}
+	if s.Gathered(nil, math.MaxInt) != nil {
+		t.Fatal("a gathering was encoded from the compacted memo")
+	}
+	start := pol.DecisionCount()
+	got := append(s.Next(msgs[:20], nil), s.Next(msgs[20:], nil)...)
+	if n := pol.DecisionCount() - start; n != 0 {
+		t.Fatalf("%d paths decided again after compacting", n)
+	}
+	if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(s.Report(), wantRep) {
+		t.Fatalf("after compacting, the result differs from History's")
+	}
+
+	// A tier that gathered nothing encodes nothing once ready either.
+	quiet := NewStream("limited/x", pol)
+	gatherWhole(t, quiet, msgs[:1]) // an allowed file only
+	quiet.Ready()
+	if quiet.Gathered(nil, math.MaxInt) != nil {
+		t.Fatal("a gathering without fingerprints was encoded from the compacted memo")
+	}
 }

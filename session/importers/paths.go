@@ -136,3 +136,16 @@ func Title(s string) string {
 	}
 	return s
 }
+
+// FirstFile is the first of files that is a regular file now (through any
+// symbolic link), or "": which of the places an agent looks for a file it
+// read without naming it (a command's Markdown, an instructions file) holds
+// one.
+func FirstFile(files ...string) string {
+	for _, f := range files {
+		if fi, err := os.Stat(f); err == nil && fi.Mode().IsRegular() {
+			return f
+		}
+	}
+	return ""
+}

@@ -1,7 +1,6 @@
 package claude
 
 import (
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -53,43 +52,41 @@ func (p *parser) commandFile(c *slashCommand) string {
 		return ""
 	}
 	rel := filepath.FromSlash(strings.ReplaceAll(c.Name, ":", "/")) + ".md"
-	var dirs []string
+	var files []string
 	if c.Cwd != "" {
-		dirs = append(dirs, filepath.Join(c.Cwd, ".claude", "commands"))
+		files = append(files, filepath.Join(c.Cwd, ".claude", "commands", rel))
 	}
 	if home := p.paths.Home(); home != "" {
-		dirs = append(dirs, filepath.Join(home, ".claude", "commands"))
+		files = append(files, filepath.Join(home, ".claude", "commands", rel))
 	}
-	for _, d := range dirs {
-		if fi, err := os.Stat(filepath.Join(d, rel)); err == nil && fi.Mode().IsRegular() {
-			return filepath.Join(d, rel)
-		}
-	}
-	return ""
+	return importers.FirstFile(files...)
 }
 
 // commandText imports the line after a command's as the command's text: a
-// skill's (skillText) is its SKILL.md's; a custom command's is its file's,
+// skill's (parser.skill) is its SKILL.md's; a custom command's is its file's,
 // attributed to it; one whose file cannot be found is of unknown source,
 // never the user's words.
 func (p *parser) commandText(key string, l *line, c *slashCommand) bool {
 	m := &session.Message{Role: session.RoleUser, CreatedAt: parseTime(l.Timestamp)}
 	var forms []string
+	file, looked := "", false
 	for _, b := range l.Message.Content {
 		switch b.Type {
 		case "text":
-			if _, _, ok := skillText(b.Text); ok {
-				parts, fs, why := p.replayed(b.Text, c.Cwd)
+			if parts, fs, why, ok := p.skill(b.Text, c.Cwd); ok {
 				m.Parts, forms = append(m.Parts, parts...), append(forms, fs...)
 				if why != "" {
 					m.Meta.UnknownSource = why
 				}
 				continue
 			}
+			if !looked {
+				file, looked = p.commandFile(c), true
+			}
 			part := session.Part{Kind: session.PartText, Text: b.Text}
-			if f := p.commandFile(c); f == "" {
+			if file == "" {
 				m.Meta.UnknownSource = "the text of the command /" + c.Name + ", whose file scrim cannot find (Claude Code's own, a plugin's, or since removed)"
-			} else if all := p.paths.Forms(f, c.Cwd); len(all) > 0 {
+			} else if all := p.paths.Forms(file, c.Cwd); len(all) > 0 {
 				part.SourcePath = all[0]
 				forms = append(forms, all[1:]...)
 			} else {

@@ -238,7 +238,7 @@ func (p *parser) attribute(m *session.Message, c *call, tur *toolUseResult, text
 	case "Skill":
 		whole()
 		if skillLaunched.MatchString(text) {
-			m.Meta.NoFiles = true // the skill's text follows as a user text (skillText)
+			m.Meta.NoFiles = true // the skill's text follows as a user text (parser.skill)
 		} else {
 			m.Meta.UnknownSource = unknownTool(c.Name)
 		}

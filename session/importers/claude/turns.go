@@ -166,13 +166,8 @@ var (
 // says why a replayed result's file cannot be told.
 func (p *parser) replayed(text, cwd string) (parts []session.Part, forms []string, why string) {
 	plain := []session.Part{{Kind: session.PartText, Text: text}}
-	if dir, body, ok := skillText(text); ok {
-		head := session.Part{Kind: session.PartText, Text: text[:len(text)-len(body)]}
-		all := p.paths.Forms(dir+"/SKILL.md", cwd)
-		if len(all) == 0 {
-			return plain, nil, "a skill's instructions whose file cannot be resolved"
-		}
-		return []session.Part{head, {Kind: session.PartText, Text: body, SourcePath: all[0]}}, all[1:], ""
+	if parts, forms, why, ok := p.skill(text, cwd); ok {
+		return parts, forms, why
 	}
 	if call := replayCall.FindStringSubmatchIndex(text); call != nil {
 		var in struct {
@@ -220,18 +215,27 @@ func (p *parser) replayed(text, cwd string) (parts []session.Part, forms []strin
 // SKILL.md, the front matter left out.
 const skillHeader = "Base directory for this skill: "
 
-// skillText cuts such a text into the skill's folder and the body that is
-// its SKILL.md (from the first line that follows the header's blank line).
-func skillText(text string) (dir, body string, ok bool) {
+// skill cuts such a text into the header and the body that is the
+// skill's SKILL.md (from the first line after the header's blank line),
+// attributed to it (forms: the file's other forms); a folder that cannot
+// be resolved makes it of unknown source (why). ok is false for any other
+// text.
+func (p *parser) skill(text, cwd string) (parts []session.Part, forms []string, why string, ok bool) {
 	rest, ok := strings.CutPrefix(text, skillHeader)
 	if !ok {
-		return "", "", false
+		return nil, nil, "", false
 	}
-	dir, body, _ = strings.Cut(rest, "\n")
+	dir, body, _ := strings.Cut(rest, "\n")
 	if dir = strings.TrimSpace(dir); dir == "" {
-		return "", "", false
+		return nil, nil, "", false
 	}
-	return dir, strings.TrimLeft(body, "\n"), true
+	body = strings.TrimLeft(body, "\n")
+	all := p.paths.Forms(dir+"/SKILL.md", cwd)
+	if len(all) == 0 {
+		return []session.Part{{Kind: session.PartText, Text: text}}, nil, "a skill's instructions whose file cannot be resolved", true
+	}
+	head := session.Part{Kind: session.PartText, Text: text[:len(text)-len(body)]}
+	return []session.Part{head, {Kind: session.PartText, Text: body, SourcePath: all[0]}}, all[1:], "", true
 }
 
 // noteTitle keeps each session's first real prompt for its title.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/scrim-dev/scrim/internal/userdirs"
 	"github.com/scrim-dev/scrim/session"
+	"github.com/scrim-dev/scrim/session/importers"
 )
 
 // agentsRE is how Codex adds the instructions of the AGENTS.md files it
@@ -78,12 +79,7 @@ func (p *parser) agents(text string) (parts []session.Part, forms []string, why 
 // Codex reads for a session run in dir, of those there now.
 func (p *parser) agentsFiles(dir string) []string {
 	first := func(d string) string {
-		for _, name := range []string{"AGENTS.override.md", "AGENTS.md"} {
-			if fi, err := os.Stat(filepath.Join(d, name)); err == nil && fi.Mode().IsRegular() {
-				return filepath.Join(d, name)
-			}
-		}
-		return ""
+		return importers.FirstFile(filepath.Join(d, "AGENTS.override.md"), filepath.Join(d, "AGENTS.md"))
 	}
 	var files []string
 	if home := p.codexHome(); home != "" {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scrim-dev/scrim/session"
 	"github.com/scrim-dev/scrim/session/importers"
 	"github.com/scrim-dev/scrim/session/importers/importtest"
 )
@@ -105,23 +106,20 @@ func TestBookkeepingRecords(t *testing.T) {
 	}
 }
 
-// TestSkillText: the text Codex adds when a skill is used is its SKILL.md's
-// (named in the text), the lines around it no file's; a path that cannot be
-// resolved makes the message of unknown source, and a text that only looks
-// like one (no path line) is the user's.
-func TestSkillText(t *testing.T) {
-	dir := t.TempDir()
-	file := filepath.Join(dir, "rollout-new.jsonl")
-	text := func(s string) string {
-		b, _ := json.Marshal(s)
-		return `{"timestamp":"2026-10-01T10:00:01Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":` + string(b) + `}]}}` + "\n"
-	}
-	lines := `{"timestamp":"2026-10-01T10:00:00Z","type":"session_meta","payload":{"id":"x","cwd":"/w","model_provider":"openai"}}` + "\n" +
-		text("hi") +
-		text("<skill>\n<name>lint</name>\n<path>skills/lint/SKILL.md</path>\nRun the linter.\n</skill>") +
-		text("<skill>\n<name>lint</name>\n<path>\x00</path>\nRun the linter.\n</skill>") +
-		text("<skill>\n<name>lint</name>\nno path here\n</skill>")
-	if err := os.WriteFile(file, []byte(lines), 0o644); err != nil {
+// userText is a rollout line of the user's message text.
+func userText(text string) string {
+	b, _ := json.Marshal(text)
+	return `{"timestamp":"2026-10-01T10:00:01Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":` + string(b) + `}]}}` + "\n"
+}
+
+// rolloutIn writes a rollout that starts in folder cwd, then lines, to
+// file, imports it into a store of its own and returns the session titled
+// "hi".
+func rolloutIn(t *testing.T, file, cwd, lines string) []session.Message {
+	t.Helper()
+	b, _ := json.Marshal(cwd)
+	meta := `{"timestamp":"2026-10-01T10:00:00Z","type":"session_meta","payload":{"id":"x","cwd":` + string(b) + `,"model_provider":"openai"}}` + "\n"
+	if err := os.WriteFile(file, []byte(meta+lines), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	st := importtest.Store(t)
@@ -129,6 +127,18 @@ func TestSkillText(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, msgs := importtest.Session(t, st, "hi")
+	return msgs
+}
+
+// TestSkillText: the text Codex adds when a skill is used is its SKILL.md's
+// (named in the text), the lines around it no file's; a path that cannot be
+// resolved makes the message of unknown source, and a text that only looks
+// like one (no path line) is the user's.
+func TestSkillText(t *testing.T) {
+	msgs := rolloutIn(t, filepath.Join(t.TempDir(), "rollout-new.jsonl"), "/w", userText("hi")+
+		userText("<skill>\n<name>lint</name>\n<path>skills/lint/SKILL.md</path>\nRun the linter.\n</skill>")+
+		userText("<skill>\n<name>lint</name>\n<path>\x00</path>\nRun the linter.\n</skill>")+
+		userText("<skill>\n<name>lint</name>\nno path here\n</skill>"))
 	importtest.Compare(t, msgs, []string{
 		"user parts=[text] paths=nil",
 		"user parts=[text from:/w/skills/lint/SKILL.md text] paths=[/w/skills/lint/SKILL.md]",
@@ -169,28 +179,13 @@ func TestAgentsInstructions(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	msg := func(s string) string {
-		b, _ := json.Marshal(s)
-		return `{"timestamp":"2026-10-01T10:00:01Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":` + string(b) + `}]}}` + "\n"
-	}
 	instructions := func(body string) string {
 		return "# AGENTS.md instructions for " + sub + "\n\n<INSTRUCTIONS>\n" + body + "\n</INSTRUCTIONS>"
 	}
-	b, _ := json.Marshal(sub)
-	lines := `{"timestamp":"2026-10-01T10:00:00Z","type":"session_meta","payload":{"id":"x","cwd":` + string(b) + `,"model_provider":"openai"}}` + "\n" +
-		msg("hi") +
-		msg(instructions("Global rule.\n\n--- project-doc ---\n\nProject rule.\n\nSub override.")) +
-		msg(instructions("Global rule.\n\n--- project-doc ---\n\nAn older project rule.\n\nSub override.")) +
-		msg("# AGENTS.md instructions for "+sub+"\n\nnot the shape")
-	file := filepath.Join(home, "sessions", "2026", "rollout-new.jsonl")
-	if err := os.WriteFile(file, []byte(lines), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	st := importtest.Store(t)
-	if _, err := importers.Import(st, Agent, file, New); err != nil {
-		t.Fatal(err)
-	}
-	_, msgs := importtest.Session(t, st, "hi")
+	msgs := rolloutIn(t, filepath.Join(home, "sessions", "2026", "rollout-new.jsonl"), sub, userText("hi")+
+		userText(instructions("Global rule.\n\n--- project-doc ---\n\nProject rule.\n\nSub override."))+
+		userText(instructions("Global rule.\n\n--- project-doc ---\n\nAn older project rule.\n\nSub override."))+
+		userText("# AGENTS.md instructions for "+sub+"\n\nnot the shape"))
 	g, p, o := filepath.Join(home, "AGENTS.md"), filepath.Join(proj, "AGENTS.md"), filepath.Join(sub, "AGENTS.override.md")
 	importtest.Compare(t, msgs, []string{
 		"user parts=[text] paths=nil",
